@@ -1,0 +1,103 @@
+#pragma once
+// The host backend's user-facing pieces: host_operator<T, D> (what kronex::compile returns for
+// xtensor operands) and the backend_traits that route every xtensor expression to the host.
+#include <cstddef>
+#include <ostream>
+#include <type_traits>
+
+#include <xtensor/xexpression.hpp>
+#include <xtensor/xtensor.hpp>
+
+#include "../../expr/lazy_result.hpp"
+#include "host_plan.hpp"
+
+namespace kronex {
+
+template <class T, std::size_t D>
+class host_operator {
+public:
+  using value_type = T;
+  static constexpr std::size_t rank = D;
+  using tensor_type = xt::xtensor<T, D>;
+
+  host_operator(const operator_desc<T>& d, const shape_t& shape) : m_plan(d, shape) {}
+
+  // x = K(b) (or K^{-1} b for an inverse). x must already have b's shape; x may be b itself.
+  // No allocation, no factorization.
+  void operator()(const tensor_type& b, tensor_type& x) {
+    check(b, "input");
+    check(x, "output");
+    m_plan.run(b.data(), x.data());
+  }
+
+  // Convenience form that allocates the result. Any xtensor expression is accepted: a non
+  // contiguous or column-major one is first copied into C order (the only copy made).
+  template <class E>
+  tensor_type operator()(const xt::xexpression<E>& b) {
+    static_assert(std::is_same_v<typename E::value_type, T>,
+                  "kronex: the operand's value type must match the compiled operator's");
+    const E& e = b.derived_cast();
+    if constexpr (std::is_same_v<E, tensor_type>) {
+      check(e, "input");
+      tensor_type x = tensor_type::from_shape(e.shape());
+      m_plan.run(e.data(), x.data());
+      return x;
+    } else {
+      tensor_type x = e;  // evaluates views and other layouts into C order
+      check(x, "input");
+      m_plan.run(x.data(), x.data());
+      return x;
+    }
+  }
+
+  // Raw form for application buffers: C-order arrays of shape(); x may equal b.
+  void run(const T* b, T* x) { m_plan.run(b, x); }
+
+  const plan_description& plan() const noexcept { return m_plan.description(); }
+  const shape_t& shape() const noexcept { return m_plan.shape(); }
+
+  friend std::ostream& operator<<(std::ostream& os, const host_operator& h) { return os << h.plan(); }
+
+private:
+  template <class X>
+  void check(const X& t, const char* what) const {
+    const shape_t s(t.shape().begin(), t.shape().end());
+    if (s != m_plan.shape()) {
+      throw dimension_mismatch(detail::message("kronex: ", what, " shape ", detail::format_shape(s),
+                                               " does not match the compiled shape ",
+                                               detail::format_shape(m_plan.shape())));
+    }
+  }
+
+  detail::host_plan<T> m_plan;
+};
+
+template <class E>
+struct backend_traits<E, std::enable_if_t<xt::is_xexpression<E>::value>> {
+  static constexpr bool is_backend = true;
+
+  template <class Op>
+  using value_type = std::conditional_t<std::is_void_v<typename Op::value_type>,
+                                        typename E::value_type, typename Op::value_type>;
+  template <class T, std::size_t D>
+  using result_type = xt::xtensor<T, D>;
+  template <class T, std::size_t D>
+  using compiled_type = host_operator<T, D>;
+
+  static shape_t shape(const E& e) { return shape_t(e.shape().begin(), e.shape().end()); }
+
+  template <class T, std::size_t D>
+  static host_operator<T, D> compile(const operator_desc<T>& d, const E& like) {
+    return host_operator<T, D>(d, shape(like));
+  }
+
+  template <class T, std::size_t D>
+  static xt::xtensor<T, D> evaluate(const operator_desc<T>& d, const E& b) {
+    static_assert(std::is_same_v<typename E::value_type, T>,
+                  "kronex: the operand's value type must match the factors' value type");
+    host_operator<T, D> h(d, shape(b));
+    return h(b);
+  }
+};
+
+} // namespace kronex

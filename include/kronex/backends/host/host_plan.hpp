@@ -1,0 +1,158 @@
+#pragma once
+// host_plan<T>: a compiled host plan. Compiling factors every 1D factor once (gbtrf/getrf),
+// turns the factors into row programs and allocates the workspace; run() then only walks the
+// steps: no allocation, no factorization, safe when x aliases b. One host_plan must not run on
+// two threads at once (it owns one workspace); copies are independent.
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../../core/value_traits.hpp"
+#include "../../plan/lu_factors.hpp"
+#include "../../plan/operator_desc.hpp"
+#include "../../plan/plan.hpp"
+#include "../../plan/row_program.hpp"
+#include "../../plan/schedule.hpp"
+#include "row_kernels.hpp"
+#include "tiles.hpp"
+
+namespace kronex::detail {
+
+template <class T>
+class host_plan {
+  static constexpr std::size_t W = panel_width<T>;
+  static constexpr double madd_flops = value_traits<T>::is_complex ? 8.0 : 2.0;
+
+public:
+  host_plan(const operator_desc<T>& d, const shape_t& shape) : m_shape(shape) {
+    check_operand_shape(d, shape, d.inverse ? "right-hand side" : "operand");
+    m_desc.backend = "host";
+    m_desc.value_type = value_traits<T>::name;
+    m_desc.expression = d.text();
+    m_desc.shape = shape;
+    const op o = d.trans;
+    std::size_t max_n = 0;
+    for (std::size_t k = 0; k < d.factors.size(); ++k) setup_factor(d.factors[k], k);
+    for (const auto& t : schedule(d)) {
+      step st;
+      st.kind = t.kind;
+      st.mode = t.mode;
+      st.trans = o;
+      std::tie(st.view, st.view_strides) = mode_view(shape, t.mode);
+      const double size = double(product(shape));
+      st.bytes = 2.0 * size * sizeof(T);
+      st.factor = long(t.mode);
+      if (t.kind != step_kind::copy) max_n = std::max(max_n, shape[t.mode]);
+      switch (t.kind) {
+        case step_kind::copy:
+          st.factor = -1;
+          st.method = "memcpy";
+          st.view = shape_t{1, product(shape), 1};
+          st.view_strides = shape_t{product(shape), 1, 1};
+          break;
+        case step_kind::scale: {
+          const auto& f = d.factors[t.mode];
+          std::vector<T> s(f.n);
+          for (std::size_t i = 0; i < f.n; ++i) {
+            const T di = o == op::adjoint ? conj_if_complex(f.data[i]) : f.data[i];
+            if (d.inverse && di == T(0)) throw_singular(t.mode, long(i + 1), f.describe(), "diagonal");
+            s[i] = d.inverse ? T(1) / di : di;
+          }
+          st.method = "scale";
+          st.flops = size * (madd_flops / 2);
+          m_payload.push_back(m_scales.size());
+          m_scales.push_back(std::move(s));
+          break;
+        }
+        case step_kind::solve:
+        case step_kind::apply: {
+          const auto& f = d.factors[t.mode];
+          row_program<T> p;
+          auto& fs = m_desc.setup[t.mode];
+          if (t.kind == step_kind::solve) {
+            const lu_factors<T> lu = factorize(f, t.mode);
+            p = solve_program(lu, o);
+            fs.method = lu.method == "gbtrf" ? message("gbtrf kl=", lu.lapack_kl, " ku=", lu.lapack_ku) : lu.method;
+            fs.result = message("L nnz=", lu.nnz_lower(), " U nnz=", lu.nnz_upper(), " swaps=", lu.swaps.size());
+          } else {
+            p = apply_program(f, o);
+            fs.method = "matvec";
+            fs.result = message("nnz=", p.coef.size());
+          }
+          st.method = t.kind == step_kind::solve ? "lu_subst" : (f.kind == factor_kind::dense ? "dense_matvec" : "band_matvec");
+          st.flops = size / double(f.n) * double(p.madds()) * madd_flops;
+          m_payload.push_back(m_programs.size());
+          m_programs.push_back(std::move(p));
+          break;
+        }
+      }
+      if (t.kind == step_kind::copy) m_payload.push_back(0);
+      m_desc.steps.push_back(std::move(st));
+    }
+    // Two panels (apply is out of place) and the line offsets of a gathered panel.
+    m_panels.assign(2 * max_n * W, T(0));
+    m_offsets.assign(W, 0);
+    m_desc.workspace_bytes = m_panels.size() * sizeof(T) + m_offsets.size() * sizeof(std::size_t);
+    for (const auto& p : m_programs) m_desc.factor_bytes += p.bytes();
+    for (const auto& s : m_scales) m_desc.factor_bytes += s.size() * sizeof(T);
+  }
+
+  const plan_description& description() const noexcept { return m_desc; }
+  const shape_t& shape() const noexcept { return m_shape; }
+
+  // x = plan(b) on C-order arrays of shape(); x may equal b.
+  void run(const T* b, T* x) {
+    const T* src = b;
+    for (std::size_t s = 0; s < m_desc.steps.size(); ++s) {
+      const step& st = m_desc.steps[s];
+      const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
+      switch (st.kind) {
+        case step_kind::copy:
+          if (src != x) std::memcpy(x, src, L * n * R * sizeof(T));
+          break;
+        case step_kind::scale:
+          scale_mode(L, n, R, m_scales[m_payload[s]].data(), src, x);
+          break;
+        case step_kind::solve: {
+          const auto& p = m_programs[m_payload[s]];
+          for_each_panel<W>(L, n, R, src, x, m_panels.data(), m_offsets.data(), [&](T* panel) {
+            run_solve_program<W>(p, panel);
+            return panel;
+          });
+          break;
+        }
+        case step_kind::apply: {
+          const auto& p = m_programs[m_payload[s]];
+          T* out = m_panels.data() + m_panels.size() / 2;
+          for_each_panel<W>(L, n, R, src, x, m_panels.data(), m_offsets.data(), [&](T* panel) {
+            run_apply_program<W>(p, panel, out);
+            return out;
+          });
+          break;
+        }
+      }
+      src = x;  // every later step works in place on x
+    }
+  }
+
+private:
+  // Identity and diagonal factors need no setup; solve/apply steps fill in their own lines.
+  void setup_factor(const factor_view<T>& f, std::size_t k) {
+    factor_setup fs;
+    fs.mode = k;
+    fs.factor = f.describe();
+    fs.method = f.kind == factor_kind::identity ? "skipped" : (f.kind == factor_kind::diagonal ? "scale" : "");
+    m_desc.setup.push_back(std::move(fs));
+  }
+
+  shape_t m_shape;
+  plan_description m_desc;
+  std::vector<std::size_t> m_payload;           // per step: index into m_programs or m_scales
+  std::vector<row_program<T>> m_programs;
+  std::vector<std::vector<T>> m_scales;
+  std::vector<T> m_panels;
+  std::vector<std::size_t> m_offsets;
+};
+
+} // namespace kronex::detail

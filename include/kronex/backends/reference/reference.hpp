@@ -1,0 +1,58 @@
+#pragma once
+// The reference backend: the one simple oracle every other backend is checked against. It forms
+// the dense Kronecker product of the (transposed/adjoint) factors with xt::linalg::kron and
+// solves with dense LU (xt::linalg::solve) or multiplies. O(N^2) memory and O(N^3) work in the
+// total size N: small tensors only. It shares nothing with the host kernels but factor_view.
+#include <cstddef>
+
+#include <xtensor-blas/xlinalg.hpp>
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xtensor.hpp>
+
+#include "../../expr/kron.hpp"
+
+namespace kronex::reference {
+
+// op(A) as a dense matrix.
+template <class T>
+xt::xtensor<T, 2> dense(const factor_view<T>& f, op o = op::none) {
+  xt::xtensor<T, 2> a = xt::zeros<T>({f.n, f.n});
+  for (std::size_t i = 0; i < f.n; ++i)
+    for (std::size_t j = 0; j < f.n; ++j) {
+      const T v = f(i, j);
+      if (o == op::none) a(i, j) = v;
+      else a(j, i) = o == op::adjoint ? detail::conj_if_complex(v) : v;
+    }
+  return a;
+}
+
+// The dense matrix op(A_1) ⊗ ... ⊗ op(A_d) (not inverted).
+template <class T>
+xt::xtensor<T, 2> dense_kron(const operator_desc<T>& d) {
+  xt::xtensor<T, 2> k = xt::ones<T>({std::size_t(1), std::size_t(1)});
+  for (const auto& f : d.factors) k = xt::linalg::kron(k, dense(f, d.trans));
+  return k;
+}
+
+// K b or K^{-1} b for the expression's operator K, in C order (factor k along axis k).
+template <class... C, class E>
+auto evaluate(const kron_expr<C...>& expr, const E& b) {
+  using T = typename E::value_type;
+  constexpr std::size_t D = kron_expr<C...>::rank;
+  const operator_desc<T> d = expr.template describe<T>();
+  detail::check_operand_shape(d, shape_t(b.shape().begin(), b.shape().end()), "operand");
+  const xt::xtensor<T, 2> k = dense_kron(d);
+  const xt::xtensor<T, 1> flat = xt::flatten(xt::xtensor<T, D>(b));
+  xt::xtensor<T, 1> r = d.inverse ? xt::xtensor<T, 1>(xt::linalg::solve(k, flat))
+                                  : xt::xtensor<T, 1>(xt::linalg::dot(k, flat));
+  xt::xtensor<T, D> x = xt::zeros<T>(b.shape());
+  std::copy(r.begin(), r.end(), x.begin());
+  return x;
+}
+
+template <class... C, class E>
+auto solve(const kron_expr<C...>& expr, const E& b) { return evaluate(expr.inverse(), b); }
+template <class... C, class E>
+auto apply(const kron_expr<C...>& expr, const E& x) { return evaluate(expr, x); }
+
+} // namespace kronex::reference

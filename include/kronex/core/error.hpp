@@ -1,0 +1,65 @@
+#pragma once
+// The error tree: every exception kronex throws derives from kronex::error, so application code
+// can catch one type, and tests can check the precise subclass and the numbers in the message.
+#include <cstddef>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace kronex {
+
+class error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// Operand shapes or ranks that do not match the operator: the message holds both shapes.
+class dimension_mismatch : public error {
+public:
+  using error::error;
+};
+
+// A factor that cannot be used as given: not square, bad band widths, a write outside its band.
+class invalid_factor : public error {
+public:
+  using error::error;
+};
+
+// A factor whose LU factorization hit an exactly zero pivot. `mode()` is the tensor mode the
+// factor acts on and `info()` is LAPACK's info (the 1-based index of the zero pivot).
+class singular_factor : public error {
+public:
+  singular_factor(std::size_t mode, long info, const std::string& what)
+      : error(what), m_mode(mode), m_info(info) {}
+  std::size_t mode() const noexcept { return m_mode; }
+  long info() const noexcept { return m_info; }
+
+private:
+  std::size_t m_mode;
+  long m_info;
+};
+
+// A LAPACK routine rejected its arguments (info < 0): a bug in kronex, reported, never ignored.
+class lapack_error : public error {
+public:
+  using error::error;
+};
+
+// A backend that this build of kronex does not contain (e.g. CUDA in a build without nvcc).
+class backend_unavailable : public error {
+public:
+  using error::error;
+};
+
+namespace detail {
+// Streams all arguments into one message; keeps throw sites to a single readable line.
+template <class... Args>
+std::string message(Args&&... args) {
+  std::ostringstream os;
+  (os << ... << std::forward<Args>(args));
+  return os.str();
+}
+} // namespace detail
+
+} // namespace kronex

@@ -1,0 +1,9 @@
+#pragma once
+// kronex: Kronecker-structured linear algebra. The one header applications include.
+#include "core/error.hpp"
+#include "factors/banded.hpp"
+#include "factors/diagonal.hpp"
+#include "factors/identity.hpp"
+#include "factors/gallery.hpp"
+#include "expr/kron.hpp"
+#include "compile.hpp"

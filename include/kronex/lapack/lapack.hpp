@@ -1,0 +1,65 @@
+#pragma once
+// Thin typed wrappers over LAPACK's band and general LU (?gbtrf/?gbtrs/?getrf). They return
+// LAPACK's info; callers decide what a nonzero info means (singular factor vs. kronex bug).
+#include <complex>
+
+#ifndef lapack_complex_float
+#define lapack_complex_float std::complex<float>
+#endif
+#ifndef lapack_complex_double
+#define lapack_complex_double std::complex<double>
+#endif
+#include <lapack.h>
+
+namespace kronex::lapack {
+
+using int_t = lapack_int;
+
+// Band LU with partial pivoting. ab is column-major with ldab >= 2*kl+ku+1 and
+// ab[(kl+ku+i-j) + j*ldab] = A(i, j).
+inline int_t gbtrf(int_t n, int_t kl, int_t ku, float* ab, int_t ldab, int_t* ipiv) {
+  int_t info = 0; LAPACK_sgbtrf(&n, &n, &kl, &ku, ab, &ldab, ipiv, &info); return info;
+}
+inline int_t gbtrf(int_t n, int_t kl, int_t ku, double* ab, int_t ldab, int_t* ipiv) {
+  int_t info = 0; LAPACK_dgbtrf(&n, &n, &kl, &ku, ab, &ldab, ipiv, &info); return info;
+}
+inline int_t gbtrf(int_t n, int_t kl, int_t ku, std::complex<float>* ab, int_t ldab, int_t* ipiv) {
+  int_t info = 0; LAPACK_cgbtrf(&n, &n, &kl, &ku, ab, &ldab, ipiv, &info); return info;
+}
+inline int_t gbtrf(int_t n, int_t kl, int_t ku, std::complex<double>* ab, int_t ldab, int_t* ipiv) {
+  int_t info = 0; LAPACK_zgbtrf(&n, &n, &kl, &ku, ab, &ldab, ipiv, &info); return info;
+}
+
+// Solve with gbtrf's factors; trans is 'N', 'T' or 'C'. b is column-major n x nrhs.
+inline int_t gbtrs(char trans, int_t n, int_t kl, int_t ku, int_t nrhs, const float* ab, int_t ldab,
+                   const int_t* ipiv, float* b, int_t ldb) {
+  int_t info = 0; LAPACK_sgbtrs(&trans, &n, &kl, &ku, &nrhs, ab, &ldab, ipiv, b, &ldb, &info); return info;
+}
+inline int_t gbtrs(char trans, int_t n, int_t kl, int_t ku, int_t nrhs, const double* ab, int_t ldab,
+                   const int_t* ipiv, double* b, int_t ldb) {
+  int_t info = 0; LAPACK_dgbtrs(&trans, &n, &kl, &ku, &nrhs, ab, &ldab, ipiv, b, &ldb, &info); return info;
+}
+inline int_t gbtrs(char trans, int_t n, int_t kl, int_t ku, int_t nrhs, const std::complex<float>* ab,
+                   int_t ldab, const int_t* ipiv, std::complex<float>* b, int_t ldb) {
+  int_t info = 0; LAPACK_cgbtrs(&trans, &n, &kl, &ku, &nrhs, ab, &ldab, ipiv, b, &ldb, &info); return info;
+}
+inline int_t gbtrs(char trans, int_t n, int_t kl, int_t ku, int_t nrhs, const std::complex<double>* ab,
+                   int_t ldab, const int_t* ipiv, std::complex<double>* b, int_t ldb) {
+  int_t info = 0; LAPACK_zgbtrs(&trans, &n, &kl, &ku, &nrhs, ab, &ldab, ipiv, b, &ldb, &info); return info;
+}
+
+// General LU with partial pivoting; a is column-major n x n.
+inline int_t getrf(int_t n, float* a, int_t lda, int_t* ipiv) {
+  int_t info = 0; LAPACK_sgetrf(&n, &n, a, &lda, ipiv, &info); return info;
+}
+inline int_t getrf(int_t n, double* a, int_t lda, int_t* ipiv) {
+  int_t info = 0; LAPACK_dgetrf(&n, &n, a, &lda, ipiv, &info); return info;
+}
+inline int_t getrf(int_t n, std::complex<float>* a, int_t lda, int_t* ipiv) {
+  int_t info = 0; LAPACK_cgetrf(&n, &n, a, &lda, ipiv, &info); return info;
+}
+inline int_t getrf(int_t n, std::complex<double>* a, int_t lda, int_t* ipiv) {
+  int_t info = 0; LAPACK_zgetrf(&n, &n, a, &lda, ipiv, &info); return info;
+}
+
+} // namespace kronex::lapack

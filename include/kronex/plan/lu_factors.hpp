@@ -1,0 +1,150 @@
+#pragma once
+// LU factors of one 1D factor in a form the substitution kernels read directly:
+// A = P L U, with the row interchanges as a list of swaps, L unit lower and U upper, both stored
+// as sparse rows with exact zeros dropped. Dropping zeros is what makes periodic factors cheap:
+// their full-band LU only fills an "arrow" (last rows of L, last columns of U).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../core/error.hpp"
+#include "../factors/factor_view.hpp"
+#include "../lapack/lapack.hpp"
+
+namespace kronex::detail {
+
+using index_t = std::uint32_t;
+
+template <class T>
+using sparse_row = std::vector<std::pair<index_t, T>>;
+
+template <class T>
+struct lu_factors {
+  std::size_t n = 0;
+  std::vector<std::pair<index_t, index_t>> swaps;  // applied in order for P^{-1} b
+  std::vector<sparse_row<T>> lower;                // strictly lower part of L, by row
+  std::vector<sparse_row<T>> upper;                // strictly upper part of U, by row
+  std::vector<T> diag;                             // diagonal of U
+  std::string method;                              // "gbtrf" or "getrf"
+  std::size_t lapack_kl = 0, lapack_ku = 0;        // band widths given to gbtrf
+
+  std::size_t nnz_lower() const { std::size_t s = 0; for (auto& r : lower) s += r.size(); return s; }
+  std::size_t nnz_upper() const { std::size_t s = diag.size(); for (auto& r : upper) s += r.size(); return s; }
+};
+
+[[noreturn]] inline void throw_singular(std::size_t mode, long info, const std::string& factor,
+                                        const char* routine) {
+  throw singular_factor(mode, info,
+                        message("kronex: the factor for mode ", mode, " (", factor, ") is singular: ",
+                                routine, " returned info=", info, " (U(", info - 1, ",", info - 1,
+                                ") is exactly zero)"));
+}
+
+template <class T>
+void check_info(lapack::int_t info, std::size_t mode, const factor_view<T>& f, const char* routine) {
+  if (info < 0) {
+    throw lapack_error(message("kronex: ", routine, " rejected argument ", -info, " for mode ", mode,
+                               " (", f.describe(), "); this is a kronex bug"));
+  }
+  if (info > 0) throw_singular(mode, long(info), f.describe(), routine);
+}
+
+// Band widths that LAPACK must see; a periodic band's corners make it (nearly) full.
+template <class T>
+std::pair<std::size_t, std::size_t> lapack_band(const factor_view<T>& f) {
+  if (f.bc == boundary::clamped) return {f.kl, f.ku};
+  std::size_t kl = 0, ku = 0;
+  for (std::size_t i = 0; i < f.n; ++i) {
+    for (long d = -long(f.kl); d <= long(f.ku); ++d) {
+      const std::size_t j = std::size_t((long(i) + d + long(f.n)) % long(f.n));
+      if (i > j) kl = std::max(kl, i - j);
+      if (j > i) ku = std::max(ku, j - i);
+    }
+  }
+  return {kl, ku};
+}
+
+template <class T>
+lu_factors<T> factor_banded(const factor_view<T>& f, std::size_t mode) {
+  const auto [kl, ku] = lapack_band(f);
+  const std::size_t n = f.n, kv = kl + ku, ldab = 2 * kl + ku + 1;
+  std::vector<T> ab(ldab * n, T(0));
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::size_t i0 = j > ku ? j - ku : 0, i1 = std::min(n - 1, j + kl);
+    for (std::size_t i = i0; i <= i1; ++i) ab[(kv + i - j) + j * ldab] = f(i, j);
+  }
+  std::vector<lapack::int_t> ipiv(n);
+  check_info(lapack::gbtrf(lapack::int_t(n), lapack::int_t(kl), lapack::int_t(ku), ab.data(),
+                           lapack::int_t(ldab), ipiv.data()),
+             mode, f, "gbtrf");
+
+  lu_factors<T> lu;
+  lu.n = n;
+  lu.method = "gbtrf";
+  lu.lapack_kl = kl;
+  lu.lapack_ku = ku;
+  lu.lower.resize(n);
+  lu.upper.resize(n);
+  lu.diag.resize(n);
+  // gbtrf interleaves swaps with the columns of L; moving every swap in front (getrf's form)
+  // permutes the rows of the earlier columns, which is a swap of whole rows here.
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t p = std::size_t(ipiv[k] - 1);
+    if (p != k) {
+      lu.swaps.emplace_back(index_t(k), index_t(p));
+      std::swap(lu.lower[k], lu.lower[p]);
+    }
+    const std::size_t lm = std::min(kl, n - 1 - k);
+    for (std::size_t t = 1; t <= lm; ++t) {
+      const T v = ab[(kv + t) + k * ldab];
+      if (v != T(0)) lu.lower[k + t].emplace_back(index_t(k), v);
+    }
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    lu.diag[j] = ab[kv + j * ldab];
+    for (std::size_t i = j > kv ? j - kv : 0; i < j; ++i) {
+      const T v = ab[(kv + i - j) + j * ldab];
+      if (v != T(0)) lu.upper[i].emplace_back(index_t(j), v);
+    }
+  }
+  return lu;
+}
+
+template <class T>
+lu_factors<T> factor_dense(const factor_view<T>& f, std::size_t mode) {
+  const std::size_t n = f.n;
+  std::vector<T> a(n * n);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t i = 0; i < n; ++i) a[i + j * n] = f(i, j);
+  std::vector<lapack::int_t> ipiv(n);
+  check_info(lapack::getrf(lapack::int_t(n), a.data(), lapack::int_t(n), ipiv.data()), mode, f, "getrf");
+
+  lu_factors<T> lu;
+  lu.n = n;
+  lu.method = "getrf";
+  lu.lower.resize(n);
+  lu.upper.resize(n);
+  lu.diag.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t p = std::size_t(ipiv[k] - 1);
+    if (p != k) lu.swaps.emplace_back(index_t(k), index_t(p));
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const T v = a[i + j * n];
+      if (j < i && v != T(0)) lu.lower[i].emplace_back(index_t(j), v);
+      if (j > i && v != T(0)) lu.upper[i].emplace_back(index_t(j), v);
+    }
+    lu.diag[i] = a[i + i * n];
+  }
+  return lu;
+}
+
+template <class T>
+lu_factors<T> factorize(const factor_view<T>& f, std::size_t mode) {
+  return f.kind == factor_kind::dense ? factor_dense(f, mode) : factor_banded(f, mode);
+}
+
+} // namespace kronex::detail

@@ -1,0 +1,78 @@
+#pragma once
+// plan_description: what a compiled plan will do, as a value. Backends fill it at compile time;
+// printing it never shows pointers or timings, so printed plans are stable golden-test material.
+#include <cstddef>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../core/shape.hpp"
+#include "step.hpp"
+
+namespace kronex {
+
+// One line of setup work per factor, done once at compile time.
+struct factor_setup {
+  std::size_t mode = 0;
+  std::string factor;   // e.g. "banded n=64 kl=3 ku=3 clamped"
+  std::string method;   // e.g. "gbtrf kl=3 ku=3", "getrf", "skip", "scale"
+  std::string result;   // e.g. "L nnz=189 U nnz=253 swaps=0"
+};
+
+struct plan_description {
+  std::string backend;      // "host"
+  std::string value_type;   // "double"
+  std::string expression;   // e.g. "inverse(kron(f0,f1,f2)^T)"
+  shape_t shape;
+  std::vector<factor_setup> setup;
+  std::vector<step> steps;
+  std::size_t workspace_bytes = 0;
+  std::size_t factor_bytes = 0;
+
+  double flops() const { double s = 0; for (auto& st : steps) s += st.flops; return s; }
+  double bytes() const { double s = 0; for (auto& st : steps) s += st.bytes; return s; }
+};
+
+namespace detail {
+inline std::string format_count(double v) {
+  std::ostringstream os;
+  if (v >= 1e9) os << v / 1e9 << "G";
+  else if (v >= 1e6) os << v / 1e6 << "M";
+  else if (v >= 1e3) os << v / 1e3 << "k";
+  else os << v;
+  return os.str();
+}
+} // namespace detail
+
+inline std::ostream& operator<<(std::ostream& os, const plan_description& p) {
+  os << "plan " << p.expression << " on " << detail::format_layout(p.shape, detail::c_strides(p.shape))
+     << " [" << p.backend << ", " << p.value_type << "]\n";
+  os << "  setup\n";
+  for (const auto& f : p.setup) {
+    os << "    f" << f.mode << "  " << f.factor << "  " << f.method;
+    if (!f.result.empty()) os << "  " << f.result;
+    os << "\n";
+  }
+  os << "  steps\n";
+  for (std::size_t s = 0; s < p.steps.size(); ++s) {
+    const auto& st = p.steps[s];
+    os << "    " << s << "  " << to_string(st.kind);
+    if (st.kind != step_kind::copy) os << "  mode " << st.mode << "  f" << st.factor << ' ' << trans_letter(st.trans);
+    os << "  " << st.method << "  " << detail::format_layout(st.view, st.view_strides)
+       << "  flops=" << detail::format_count(st.flops) << "  bytes=" << detail::format_count(st.bytes) << "\n";
+  }
+  os << "  total  steps=" << p.steps.size() << "  flops=" << detail::format_count(p.flops())
+     << "  bytes=" << detail::format_count(p.bytes())
+     << "  workspace=" << detail::format_count(double(p.workspace_bytes))
+     << "B  factors=" << detail::format_count(double(p.factor_bytes)) << "B\n";
+  return os;
+}
+
+inline std::string to_string(const plan_description& p) {
+  std::ostringstream os;
+  os << p;
+  return os.str();
+}
+
+} // namespace kronex

@@ -1,0 +1,141 @@
+#pragma once
+// A row program is the compiled form of one 1D operator acting on a panel of right-hand sides:
+// n rows, each a short contiguous vector (one entry per line of the tensor along the mode).
+// Every 1D solve and apply that the host backend runs is such a program; the kernels that run it
+// know nothing about banded, periodic or dense factors, transposes or pivoting.
+//
+//   solve program (in place):  for each op in order:
+//       swap:    row[a] <-> row[b]
+//       update:  row[t] = scale * (row[t] - sum_e coef[e] * row[src[e]])
+//   apply program (out of place): out[i] = sum_e coef[e] * in[src[e]] over row i's entries.
+#include <cstddef>
+#include <vector>
+
+#include "../core/op.hpp"
+#include "../core/value_traits.hpp"
+#include "../factors/factor_view.hpp"
+#include "lu_factors.hpp"
+
+namespace kronex::detail {
+
+template <class T>
+struct row_op {
+  index_t target = 0;
+  index_t other = 0;             // swap partner (swap ops only)
+  index_t begin = 0, end = 0;    // entry range in src/coef
+  T scale = T(1);
+  bool swap = false;
+  bool scaled = false;
+};
+
+template <class T>
+struct row_program {
+  std::size_t n = 0;
+  std::vector<row_op<T>> ops;      // solve programs
+  std::vector<index_t> row_ptr;    // apply programs: row i's entries are [row_ptr[i], row_ptr[i+1])
+  std::vector<index_t> src;
+  std::vector<T> coef;
+
+  // Multiply-adds per line, for flop counts in printed plans.
+  std::size_t madds() const {
+    std::size_t s = coef.size();
+    for (const auto& o : ops) s += o.scaled ? 1 : 0;
+    return s;
+  }
+  std::size_t bytes() const {
+    return ops.size() * sizeof(row_op<T>) + row_ptr.size() * sizeof(index_t) +
+           src.size() * sizeof(index_t) + coef.size() * sizeof(T);
+  }
+
+  void add_update(index_t target, const sparse_row<T>& entries, bool conj, bool scaled, T scale) {
+    if (entries.empty() && !scaled) return;
+    row_op<T> o;
+    o.target = target;
+    o.begin = index_t(coef.size());
+    for (const auto& [j, v] : entries) {
+      src.push_back(j);
+      coef.push_back(conj ? conj_if_complex(v) : v);
+    }
+    o.end = index_t(coef.size());
+    o.scaled = scaled;
+    o.scale = scale;
+    ops.push_back(o);
+  }
+  void add_swap(index_t a, index_t b) {
+    row_op<T> o;
+    o.swap = true;
+    o.target = a;
+    o.other = b;
+    ops.push_back(o);
+  }
+};
+
+// Columns of a row-stored triangle, so transposed solves can run as row updates too.
+template <class T>
+std::vector<sparse_row<T>> transpose_rows(const std::vector<sparse_row<T>>& rows) {
+  std::vector<sparse_row<T>> cols(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (const auto& [j, v] : rows[i]) cols[j].emplace_back(index_t(i), v);
+  return cols;
+}
+
+// x = op(A)^{-1} b from A = P L U.  N: x = U^{-1} L^{-1} P^{-1} b.  T/C: x = P L^{-H} U^{-H} b.
+template <class T>
+row_program<T> solve_program(const lu_factors<T>& lu, op o) {
+  row_program<T> p;
+  p.n = lu.n;
+  const index_t n = index_t(lu.n);
+  if (o == op::none) {
+    for (const auto& [a, b] : lu.swaps) p.add_swap(a, b);
+    for (index_t i = 1; i < n; ++i) p.add_update(i, lu.lower[i], false, false, T(1));
+    for (index_t i = n; i-- > 0;) p.add_update(i, lu.upper[i], false, true, T(1) / lu.diag[i]);
+    return p;
+  }
+  const bool conj = o == op::adjoint;
+  const auto ut = transpose_rows(lu.upper);  // row i of U^T: entries U(j, i), j < i
+  const auto lt = transpose_rows(lu.lower);  // row i of L^T: entries L(j, i), j > i
+  for (index_t i = 0; i < n; ++i) {
+    const T d = conj ? conj_if_complex(lu.diag[i]) : lu.diag[i];
+    p.add_update(i, ut[i], conj, true, T(1) / d);
+  }
+  for (index_t i = n; i-- > 0;) p.add_update(i, lt[i], conj, false, T(1));
+  for (auto it = lu.swaps.rbegin(); it != lu.swaps.rend(); ++it) p.add_swap(it->first, it->second);
+  return p;
+}
+
+// y = op(A) x, entries of A in row-compressed form, exact zeros dropped.
+template <class T>
+row_program<T> apply_program(const factor_view<T>& f, op o) {
+  row_program<T> p;
+  p.n = f.n;
+  std::vector<sparse_row<T>> rows(f.n);
+  const bool conj = o == op::adjoint;
+  auto add = [&](std::size_t i, std::size_t j) {
+    const T v = f(i, j);
+    if (v == T(0)) return;
+    if (o == op::none) rows[i].emplace_back(index_t(j), v);
+    else rows[j].emplace_back(index_t(i), conj ? conj_if_complex(v) : v);
+  };
+  for (std::size_t i = 0; i < f.n; ++i) {
+    if (f.kind == factor_kind::banded) {
+      for (long d = -long(f.kl); d <= long(f.ku); ++d) {
+        long j = long(i) + d;
+        if (f.bc == boundary::periodic) j = (j + long(f.n)) % long(f.n);
+        if (j >= 0 && j < long(f.n)) add(i, std::size_t(j));
+      }
+    } else {
+      for (std::size_t j = 0; j < f.n; ++j) add(i, j);
+    }
+  }
+  p.row_ptr.push_back(0);
+  for (auto& r : rows) {
+    for (const auto& [j, v] : r) {
+      p.src.push_back(j);
+      p.coef.push_back(v);
+    }
+    p.row_ptr.push_back(index_t(p.coef.size()));
+  }
+  return p;
+}
+
+} // namespace kronex::detail

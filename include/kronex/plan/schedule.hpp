@@ -1,0 +1,42 @@
+#pragma once
+// The backend-neutral part of compiling: which mode gets which kind of step. All rewrites live
+// here, so every backend agrees on them:
+//  - identity factors are skipped (no step at all);
+//  - diagonal factors become scale steps (by d, or 1/d for a solve; conjugated for adjoints);
+//  - transposes and adjoints are folded into each factor's step, never formed;
+//  - when every factor is skipped, a single copy step remains.
+#include <cstddef>
+#include <vector>
+
+#include "operator_desc.hpp"
+#include "step.hpp"
+
+namespace kronex::detail {
+
+struct mode_task {
+  step_kind kind;
+  std::size_t mode;
+};
+
+template <class T>
+std::vector<mode_task> schedule(const operator_desc<T>& d) {
+  std::vector<mode_task> tasks;
+  for (std::size_t k = 0; k < d.factors.size(); ++k) {
+    switch (d.factors[k].kind) {
+      case factor_kind::identity: break;
+      case factor_kind::diagonal: tasks.push_back({step_kind::scale, k}); break;
+      case factor_kind::banded:
+      case factor_kind::dense: tasks.push_back({d.inverse ? step_kind::solve : step_kind::apply, k}); break;
+    }
+  }
+  if (tasks.empty()) tasks.push_back({step_kind::copy, 0});
+  return tasks;
+}
+
+// The tensor as a step on mode k sees it: (lines before, n_k, lines after), C order.
+inline std::pair<shape_t, shape_t> mode_view(const shape_t& shape, std::size_t k) {
+  const std::size_t L = product(shape, 0, k), n = shape[k], R = product(shape, k + 1);
+  return {shape_t{L, n, R}, shape_t{n * R, R, 1}};
+}
+
+} // namespace kronex::detail
