@@ -2,7 +2,8 @@
 // The two verbs that turn expressions into plans:
 //   compile(expr, like): a reusable compiled operator; `like` is a tensor (its type picks the
 //                        backend) or a shape (host). Factors once; call it many times.
-//   explain(...):        the printed plan, without running anything.
+//   explain(...):        the printed plan, without running the solve (it does compile: the
+//                        factorizations run, so a singular factor throws here too).
 #include <sstream>
 #include <string>
 #include <type_traits>

@@ -4,14 +4,27 @@
 
 namespace kronex {
 
-enum class op { none, transpose, adjoint };
+// conjugate (conj(A), no transpose) arises as transpose(adjoint(A)); for real types it equals A.
+enum class op { none, transpose, adjoint, conjugate };
 
-// LAPACK's trans letter, also used in printed plans.
-inline char trans_letter(op o) { return o == op::none ? 'N' : (o == op::transpose ? 'T' : 'C'); }
+// Letter used in printed plans: LAPACK's trans letters N, T, C, and R for a plain conjugate.
+inline char trans_letter(op o) {
+  switch (o) {
+    case op::none: return 'N';
+    case op::transpose: return 'T';
+    case op::adjoint: return 'C';
+    case op::conjugate: return 'R';
+  }
+  return '?';
+}
 
-// Composition: transpose(adjoint(A)) is conj(A), which kron factors of real type equal A; for
-// complex types kronex keeps the three forms above and rejects a plain conjugate (see kron.hpp).
-inline op compose_transpose(op o) { return o == op::none ? op::transpose : op::none; }
-inline op compose_adjoint(op o) { return o == op::none ? op::adjoint : op::none; }
+inline bool is_transposed(op o) { return o == op::transpose || o == op::adjoint; }
+inline bool is_conjugated(op o) { return o == op::adjoint || o == op::conjugate; }
+
+inline op make_op(bool transposed, bool conjugated) {
+  return transposed ? (conjugated ? op::adjoint : op::transpose) : (conjugated ? op::conjugate : op::none);
+}
+inline op compose_transpose(op o) { return make_op(!is_transposed(o), is_conjugated(o)); }
+inline op compose_adjoint(op o) { return make_op(!is_transposed(o), !is_conjugated(o)); }
 
 } // namespace kronex

@@ -34,12 +34,14 @@ struct lu_factors {
   std::size_t nnz_upper() const { std::size_t s = diag.size(); for (auto& r : upper) s += r.size(); return s; }
 };
 
+// info is LAPACK's: the 1-based index of the zero pivot (for a diagonal factor, of the zero entry).
 [[noreturn]] inline void throw_singular(std::size_t mode, long info, const std::string& factor,
                                         const char* routine) {
-  throw singular_factor(mode, info,
-                        message("kronex: the factor for mode ", mode, " (", factor, ") is singular: ",
-                                routine, " returned info=", info, " (U(", info - 1, ",", info - 1,
-                                ") is exactly zero)"));
+  const std::string what =
+      std::string(routine) == "diagonal"
+          ? message("diagonal entry d(", info - 1, ") is zero, info=", info)
+          : message(routine, " returned info=", info, " (U(", info - 1, ",", info - 1, ") is exactly zero)");
+  throw singular_factor(mode, info, message("kronex: the factor for mode ", mode, " (", factor, ") is singular: ", what));
 }
 
 template <class T>

@@ -25,13 +25,14 @@ struct operator_desc {
     return s;
   }
 
-  // "kron(f0,f1,f2)", with ^T / ^H and inverse(...) as written by the user (after folding).
+  // "kron(f0,f1,f2)" with ^T, ^H or conj(...), inside inverse(...) for solves (after folding).
   std::string text() const {
     std::string s = "kron(";
     for (std::size_t k = 0; k < factors.size(); ++k) s += (k ? ",f" : "f") + std::to_string(k);
     s += ")";
     if (trans == op::transpose) s += "^T";
     if (trans == op::adjoint) s += "^H";
+    if (trans == op::conjugate) s = "conj(" + s + ")";
     return inverse ? "inverse(" + s + ")" : s;
   }
 };

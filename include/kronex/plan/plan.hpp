@@ -2,6 +2,7 @@
 // plan_description: what a compiled plan will do, as a value. Backends fill it at compile time;
 // printing it never shows pointers or timings, so printed plans are stable golden-test material.
 #include <cstddef>
+#include <locale>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -16,7 +17,7 @@ namespace kronex {
 struct factor_setup {
   std::size_t mode = 0;
   std::string factor;   // e.g. "banded n=64 kl=3 ku=3 clamped"
-  std::string method;   // e.g. "gbtrf kl=3 ku=3", "getrf", "skip", "scale"
+  std::string method;   // e.g. "gbtrf kl=3 ku=3", "getrf", "skipped", "scale"
   std::string result;   // e.g. "L nnz=189 U nnz=253 swaps=0"
 };
 
@@ -37,6 +38,7 @@ struct plan_description {
 namespace detail {
 inline std::string format_count(double v) {
   std::ostringstream os;
+  os.imbue(std::locale::classic());
   if (v >= 1e9) os << v / 1e9 << "G";
   else if (v >= 1e6) os << v / 1e6 << "M";
   else if (v >= 1e3) os << v / 1e3 << "k";
@@ -45,7 +47,10 @@ inline std::string format_count(double v) {
 }
 } // namespace detail
 
-inline std::ostream& operator<<(std::ostream& os, const plan_description& p) {
+// Printed in the classic locale whatever the stream's, so plans compare equal everywhere.
+inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
+  std::ostringstream os;
+  os.imbue(std::locale::classic());
   os << "plan " << p.expression << " on " << detail::format_layout(p.shape, detail::c_strides(p.shape))
      << " [" << p.backend << ", " << p.value_type << "]\n";
   os << "  setup\n";
@@ -66,7 +71,7 @@ inline std::ostream& operator<<(std::ostream& os, const plan_description& p) {
      << "  bytes=" << detail::format_count(p.bytes())
      << "  workspace=" << detail::format_count(double(p.workspace_bytes))
      << "B  factors=" << detail::format_count(double(p.factor_bytes)) << "B\n";
-  return os;
+  return out << os.str();
 }
 
 inline std::string to_string(const plan_description& p) {

@@ -36,9 +36,10 @@ struct row_program {
   std::vector<index_t> src;
   std::vector<T> coef;
 
-  // Multiply-adds per line, for flop counts in printed plans.
-  std::size_t madds() const {
-    std::size_t s = coef.size();
+  // Per line: multiply-adds and plain multiplies (row scalings), for flop counts in plans.
+  std::size_t madds() const { return coef.size(); }
+  std::size_t multiplies() const {
+    std::size_t s = 0;
     for (const auto& o : ops) s += o.scaled ? 1 : 0;
     return s;
   }
@@ -79,19 +80,23 @@ std::vector<sparse_row<T>> transpose_rows(const std::vector<sparse_row<T>>& rows
   return cols;
 }
 
-// x = op(A)^{-1} b from A = P L U.  N: x = U^{-1} L^{-1} P^{-1} b.  T/C: x = P L^{-H} U^{-H} b.
+// x = op(A)^{-1} b from A = P L U.  N (R): x = U^{-1} L^{-1} P^{-1} b with (conjugated) factors;
+// T (C): x = P L^{-T} U^{-T} b (L^{-H}, U^{-H}).
 template <class T>
 row_program<T> solve_program(const lu_factors<T>& lu, op o) {
   row_program<T> p;
   p.n = lu.n;
   const index_t n = index_t(lu.n);
-  if (o == op::none) {
+  const bool conj = is_conjugated(o);
+  if (!is_transposed(o)) {
     for (const auto& [a, b] : lu.swaps) p.add_swap(a, b);
-    for (index_t i = 1; i < n; ++i) p.add_update(i, lu.lower[i], false, false, T(1));
-    for (index_t i = n; i-- > 0;) p.add_update(i, lu.upper[i], false, true, T(1) / lu.diag[i]);
+    for (index_t i = 1; i < n; ++i) p.add_update(i, lu.lower[i], conj, false, T(1));
+    for (index_t i = n; i-- > 0;) {
+      const T d = conj ? conj_if_complex(lu.diag[i]) : lu.diag[i];
+      p.add_update(i, lu.upper[i], conj, true, T(1) / d);
+    }
     return p;
   }
-  const bool conj = o == op::adjoint;
   const auto ut = transpose_rows(lu.upper);  // row i of U^T: entries U(j, i), j < i
   const auto lt = transpose_rows(lu.lower);  // row i of L^T: entries L(j, i), j > i
   for (index_t i = 0; i < n; ++i) {
@@ -109,12 +114,13 @@ row_program<T> apply_program(const factor_view<T>& f, op o) {
   row_program<T> p;
   p.n = f.n;
   std::vector<sparse_row<T>> rows(f.n);
-  const bool conj = o == op::adjoint;
+  const bool conj = is_conjugated(o);
   auto add = [&](std::size_t i, std::size_t j) {
-    const T v = f(i, j);
+    T v = f(i, j);
     if (v == T(0)) return;
-    if (o == op::none) rows[i].emplace_back(index_t(j), v);
-    else rows[j].emplace_back(index_t(i), conj ? conj_if_complex(v) : v);
+    if (conj) v = conj_if_complex(v);
+    if (is_transposed(o)) rows[j].emplace_back(index_t(i), v);
+    else rows[i].emplace_back(index_t(j), v);
   };
   for (std::size_t i = 0; i < f.n; ++i) {
     if (f.kind == factor_kind::banded) {

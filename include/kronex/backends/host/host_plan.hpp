@@ -21,8 +21,10 @@ namespace kronex::detail {
 
 template <class T>
 class host_plan {
-  static constexpr std::size_t W = panel_width<T>;
+  static constexpr std::size_t V = strip_width<T>;
+  // Real flops per operation: a complex multiply-add is 8, a complex multiply 6.
   static constexpr double madd_flops = value_traits<T>::is_complex ? 8.0 : 2.0;
+  static constexpr double mul_flops = value_traits<T>::is_complex ? 6.0 : 1.0;
 
 public:
   host_plan(const operator_desc<T>& d, const shape_t& shape) : m_shape(shape) {
@@ -32,7 +34,6 @@ public:
     m_desc.expression = d.text();
     m_desc.shape = shape;
     const op o = d.trans;
-    std::size_t max_n = 0;
     for (std::size_t k = 0; k < d.factors.size(); ++k) setup_factor(d.factors[k], k);
     for (const auto& t : schedule(d)) {
       step st;
@@ -43,7 +44,6 @@ public:
       const double size = double(product(shape));
       st.bytes = 2.0 * size * sizeof(T);
       st.factor = long(t.mode);
-      if (t.kind != step_kind::copy) max_n = std::max(max_n, shape[t.mode]);
       switch (t.kind) {
         case step_kind::copy:
           st.factor = -1;
@@ -55,12 +55,12 @@ public:
           const auto& f = d.factors[t.mode];
           std::vector<T> s(f.n);
           for (std::size_t i = 0; i < f.n; ++i) {
-            const T di = o == op::adjoint ? conj_if_complex(f.data[i]) : f.data[i];
+            const T di = is_conjugated(o) ? conj_if_complex(f.data[i]) : f.data[i];
             if (d.inverse && di == T(0)) throw_singular(t.mode, long(i + 1), f.describe(), "diagonal");
             s[i] = d.inverse ? T(1) / di : di;
           }
           st.method = "scale";
-          st.flops = size * (madd_flops / 2);
+          st.flops = size * mul_flops;
           m_payload.push_back(m_scales.size());
           m_scales.push_back(std::move(s));
           break;
@@ -81,7 +81,7 @@ public:
             fs.result = message("nnz=", p.coef.size());
           }
           st.method = t.kind == step_kind::solve ? "lu_subst" : (f.kind == factor_kind::dense ? "dense_matvec" : "band_matvec");
-          st.flops = size / double(f.n) * double(p.madds()) * madd_flops;
+          st.flops = size / double(f.n) * (double(p.madds()) * madd_flops + double(p.multiplies()) * mul_flops);
           m_payload.push_back(m_programs.size());
           m_programs.push_back(std::move(p));
           break;
@@ -90,10 +90,17 @@ public:
       if (t.kind == step_kind::copy) m_payload.push_back(0);
       m_desc.steps.push_back(std::move(st));
     }
-    // Two panels (apply is out of place) and the line offsets of a gathered panel.
-    m_panels.assign(2 * max_n * W, T(0));
-    m_offsets.assign(W, 0);
-    m_desc.workspace_bytes = m_panels.size() * sizeof(T) + m_offsets.size() * sizeof(std::size_t);
+    // One panel per solve step, a second (output) panel when an apply step runs, sized for the
+    // largest step; scale and copy steps need none.
+    std::size_t panel = 0;
+    bool out_panel = false;
+    for (const auto& st : m_desc.steps) {
+      if (st.kind == step_kind::solve || st.kind == step_kind::apply)
+        panel = std::max(panel, strips_per_panel<T>(st.view[1]) * st.view[1] * V);
+      out_panel = out_panel || st.kind == step_kind::apply;
+    }
+    m_panels.assign((out_panel ? 2 : 1) * panel, T(0));
+    m_desc.workspace_bytes = m_panels.size() * sizeof(T);
     for (const auto& p : m_programs) m_desc.factor_bytes += p.bytes();
     for (const auto& s : m_scales) m_desc.factor_bytes += s.size() * sizeof(T);
   }
@@ -116,17 +123,19 @@ public:
           break;
         case step_kind::solve: {
           const auto& p = m_programs[m_payload[s]];
-          for_each_panel<W>(L, n, R, src, x, m_panels.data(), m_offsets.data(), [&](T* panel) {
-            run_solve_program<W>(p, panel);
+          const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n)};
+          walk.run(src, x, m_panels.data(), [&](T* panel, std::size_t strips) {
+            run_solve_program(p, panel, n * V, strips);
             return panel;
           });
           break;
         }
         case step_kind::apply: {
           const auto& p = m_programs[m_payload[s]];
-          T* out = m_panels.data() + m_panels.size() / 2;
-          for_each_panel<W>(L, n, R, src, x, m_panels.data(), m_offsets.data(), [&](T* panel) {
-            run_apply_program<W>(p, panel, out);
+          const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n)};
+          T* out = m_panels.data() + m_panels.size() / 2;  // the output panel
+          walk.run(src, x, m_panels.data(), [&](T* panel, std::size_t strips) {
+            for (std::size_t k = 0; k < strips; ++k) run_apply_program(p, panel + k * n * V, out + k * n * V);
             return out;
           });
           break;
@@ -152,7 +161,6 @@ private:
   std::vector<row_program<T>> m_programs;
   std::vector<std::vector<T>> m_scales;
   std::vector<T> m_panels;
-  std::vector<std::size_t> m_offsets;
 };
 
 } // namespace kronex::detail

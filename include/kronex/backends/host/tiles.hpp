@@ -1,57 +1,109 @@
 #pragma once
 // Walking a mode in cache-sized panels. The tensor is seen as (L, n, R) in C order: the mode has
-// n entries, L lines before it and R after. A panel gathers W lines (their n values each) into a
-// contiguous n x W buffer, the kernel works there in cache, and the panel is scattered to the
-// output. So every step reads and writes the tensor exactly once, whatever the mode, and src may
-// equal dst (in-place solves). Strided rows are never worked on in place, which would make power-
-// of-two strides collide in the cache.
+// n entries, L lines before it and R after; line m = l*R + r holds the n values
+// src[l*n*R + i*R + r], i < n. A panel gathers up to S*V consecutive lines into S strips; strip s
+// is a contiguous n x V block (row i = entry i of V lines), so the kernels run on L1-resident,
+// conflict-free memory whatever the tensor's strides. Each step reads and writes the tensor once,
+// and src may equal dst (in-place solves): a panel is scattered only after it was worked on.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <vector>
 
 namespace kronex::detail {
 
-template <std::size_t W, class T, class Work>
-void for_each_panel(std::size_t L, std::size_t n, std::size_t R, const T* src, T* dst, T* panel,
-                    std::size_t* offsets, Work&& work) {
-  if (R >= W) {
-    // Lines that share l are contiguous runs of R: copy row segments.
-    for (std::size_t l = 0; l < L; ++l) {
-      for (std::size_t r0 = 0; r0 < R; r0 += W) {
-        const std::size_t w = std::min(W, R - r0), base = l * n * R + r0;
-        for (std::size_t i = 0; i < n; ++i) {
-          std::memcpy(panel + i * W, src + base + i * R, w * sizeof(T));
-          if (w < W) std::fill(panel + i * W + w, panel + (i + 1) * W, T(0));
+// How many lines a strip holds: 128 bytes of each row (16 doubles).
+template <class T>
+inline constexpr std::size_t strip_width = 128 / sizeof(T);
+
+// Strips per panel: enough that each gathered row segment is long (prefetch-friendly), few
+// enough that the panel stays in L2 (~256 KB).
+template <class T>
+std::size_t strips_per_panel(std::size_t n) {
+  const std::size_t strip_bytes = n * strip_width<T> * sizeof(T);
+  return std::clamp<std::size_t>((std::size_t(256) << 10) / strip_bytes, 1, 64);
+}
+
+template <class T>
+struct panel_walk {
+  static constexpr std::size_t V = strip_width<T>;
+  std::size_t L, n, R, S;  // tensor view (L, n, R); strips per panel
+
+  std::size_t lines() const { return L * R; }
+
+  // Copy lines [m, m+w) (w <= V) into a strip, or back out of it (to_strip = false).
+  template <bool to_strip>
+  void move_strip(std::size_t m, std::size_t w, const T* src, T* dst, T* strip) const {
+    if (R == 1) {
+      // The last mode: lines are contiguous, so this is a transpose of a w x n block.
+      const std::size_t base = m * n;
+      for (std::size_t i = 0; i < n; ++i) {
+        T* row = strip + i * V;
+        for (std::size_t c = 0; c < w; ++c) {
+          if constexpr (to_strip) row[c] = src[base + c * n + i];
+          else dst[base + c * n + i] = row[c];
         }
-        const T* out = work(panel);
-        for (std::size_t i = 0; i < n; ++i) std::memcpy(dst + base + i * R, out + i * W, w * sizeof(T));
+        if constexpr (to_strip) std::fill(row + w, row + V, T(0));
+      }
+      return;
+    }
+    for (std::size_t c = 0; c < w; ++c) {
+      const std::size_t off = ((m + c) / R) * n * R + (m + c) % R;
+      for (std::size_t i = 0; i < n; ++i) {
+        if constexpr (to_strip) strip[i * V + c] = src[off + i * R];
+        else dst[off + i * R] = strip[i * V + c];
       }
     }
-    return;
+    if constexpr (to_strip)
+      for (std::size_t i = 0; i < n; ++i) std::fill(strip + i * V + w, strip + (i + 1) * V, T(0));
   }
-  // Few lines per l (the last modes): take W consecutive lines m = l*R + r, a gather per row.
-  const std::size_t lines = L * R;
-  for (std::size_t m0 = 0; m0 < lines; m0 += W) {
-    const std::size_t w = std::min(W, lines - m0);
-    for (std::size_t c = 0; c < w; ++c) {
-      const std::size_t m = m0 + c;
-      offsets[c] = (m / R) * n * R + m % R;
+
+  // Copy a whole panel of `strips` full strips starting at line m0, when R % V == 0: then each
+  // strip's lines share l and have consecutive r, a contiguous V-vector per row. Rows outermost,
+  // so each row of the tensor is read (written) as one run of strips*V values.
+  template <bool to_panel>
+  void move_panel_runs(std::size_t m0, std::size_t strips, const T* src, T* dst, T* panel) const {
+    std::size_t base[64];
+    for (std::size_t s = 0; s < strips; ++s) {
+      const std::size_t m = m0 + s * V;
+      base[s] = (m / R) * n * R + m % R;
     }
     for (std::size_t i = 0; i < n; ++i) {
-      T* row = panel + i * W;
-      const T* s = src + i * R;
-      for (std::size_t c = 0; c < w; ++c) row[c] = s[offsets[c]];
-      if (w < W) std::fill(row + w, row + W, T(0));
-    }
-    const T* out = work(panel);
-    for (std::size_t i = 0; i < n; ++i) {
-      const T* row = out + i * W;
-      T* d = dst + i * R;
-      for (std::size_t c = 0; c < w; ++c) d[offsets[c]] = row[c];
+      for (std::size_t s = 0; s < strips; ++s) {
+        T* row = panel + (s * n + i) * V;
+        if constexpr (to_panel) std::memcpy(row, src + base[s] + i * R, V * sizeof(T));
+        else std::memcpy(dst + base[s] + i * R, row, V * sizeof(T));
+      }
     }
   }
-}
+
+  // work(panel, strips) runs the kernel in place on the gathered strips and returns the panel to
+  // scatter from (the same panel, or an output panel of the same shape).
+  template <class Work>
+  void run(const T* src, T* dst, T* panel, Work&& work) const {
+    const std::size_t total = lines(), strip_size = n * V;
+    const bool runs = R % V == 0;
+    for (std::size_t m0 = 0; m0 < total; m0 += S * V) {
+      const std::size_t strips = std::min(S, (total - m0 + V - 1) / V);
+      if (runs) {
+        move_panel_runs<true>(m0, strips, src, nullptr, panel);
+      } else {
+        for (std::size_t s = 0; s < strips; ++s) {
+          const std::size_t m = m0 + s * V;
+          move_strip<true>(m, std::min(V, total - m), src, nullptr, panel + s * strip_size);
+        }
+      }
+      T* out = work(panel, strips);
+      if (runs) {
+        move_panel_runs<false>(m0, strips, nullptr, dst, out);
+      } else {
+        for (std::size_t s = 0; s < strips; ++s) {
+          const std::size_t m = m0 + s * V;
+          move_strip<false>(m, std::min(V, total - m), nullptr, dst, out + s * strip_size);
+        }
+      }
+    }
+  }
+};
 
 // A diagonal factor needs no panel: each hyperplane i of the mode is scaled by s[i].
 template <class T>

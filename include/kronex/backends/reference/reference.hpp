@@ -19,9 +19,9 @@ xt::xtensor<T, 2> dense(const factor_view<T>& f, op o = op::none) {
   xt::xtensor<T, 2> a = xt::zeros<T>({f.n, f.n});
   for (std::size_t i = 0; i < f.n; ++i)
     for (std::size_t j = 0; j < f.n; ++j) {
-      const T v = f(i, j);
-      if (o == op::none) a(i, j) = v;
-      else a(j, i) = o == op::adjoint ? detail::conj_if_complex(v) : v;
+      const T v = is_conjugated(o) ? detail::conj_if_complex(f(i, j)) : f(i, j);
+      if (is_transposed(o)) a(j, i) = v;
+      else a(i, j) = v;
     }
   return a;
 }

@@ -1,0 +1,63 @@
+// Host 3D solve benchmark: kron of three degree-3 B-spline mass matrices, all clamped or all
+// periodic, n = 64, 128, 192 (or the sizes given on the command line), double, one thread.
+// Per case: median time over repeats after a warm-up, GDOF/s, GB/s (plan bytes / time) and the
+// ratio to the 3-pass memory floor: 48 bytes per unknown (each pass reads and writes 8 bytes)
+// at the STREAM-like triad bandwidth measured in this same run.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <kronex/kronex.hpp>
+
+#include "support/membw.hpp"
+
+namespace {
+
+double median_solve_seconds(kronex::host_operator<double, 3>& solver, const xt::xtensor<double, 3>& b,
+                            xt::xtensor<double, 3>& x, int reps) {
+  solver(b, x);  // warm-up: first touch of x and of the workspace
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    solver(b, x);
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::size_t> sizes;
+  for (int i = 1; i < argc; ++i) sizes.push_back(std::size_t(std::atoi(argv[i])));
+  if (sizes.empty()) sizes = {64, 128, 192};
+  const std::size_t p = 3;
+
+  const double bw = kronex_bench::triad_bandwidth();
+  std::printf("kronex host solve benchmark: kron(M, M, M) x = b, M = B-spline mass matrix of degree %zu, double, 1 thread\n", p);
+  std::printf("memory floor: triad bandwidth %.2f GB/s measured in this run; floor = 48 B/unknown / bandwidth\n\n", bw * 1e-9);
+  std::printf("%-9s %5s %12s %10s %9s %9s %11s %12s\n", "boundary", "n", "unknowns", "time[ms]", "GDOF/s", "GB/s",
+              "floor[ms]", "time/floor");
+  for (const auto bc : {kronex::boundary::clamped, kronex::boundary::periodic}) {
+    for (const std::size_t n : sizes) {
+      const auto M = kronex::gallery::bspline_mass<double>(n, p, bc);
+      xt::xtensor<double, 3> b = xt::xtensor<double, 3>::from_shape({n, n, n});
+      std::mt19937_64 gen(n);
+      std::uniform_real_distribution<double> u(-1, 1);
+      for (auto& v : b) v = u(gen);
+      xt::xtensor<double, 3> x = xt::xtensor<double, 3>::from_shape(b.shape());
+      auto solver = kronex::compile(kronex::kron(M, M, M).inverse(), b);
+      const int reps = n <= 64 ? 41 : (n <= 128 ? 15 : 7);
+      const double t = median_solve_seconds(solver, b, x, reps);
+      const double dof = double(b.size()), floor_s = 48.0 * dof / bw;
+      std::printf("%-9s %5zu %12.0f %10.3f %9.3f %9.2f %11.3f %12.2f\n", kronex::to_string(bc), n, dof, t * 1e3,
+                  dof / t * 1e-9, solver.plan().bytes() / t * 1e-9, floor_s * 1e3, t / floor_s);
+    }
+  }
+  return 0;
+}
