@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages kronex needs to build, test and benchmark, if missing.
+# Uses sudo when not run as root. Safe to run again: installs nothing when all are present.
+set -euo pipefail
+packages=(cmake ninja-build g++ libxtensor-dev libxtensor-blas-dev libxsimd-dev
+          libboost-test-dev liblapack-dev liblapacke-dev libopenblas-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "kronex: all build dependencies are installed"
+  exit 0
+fi
+echo "kronex: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -q
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

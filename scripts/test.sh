@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test suite: install what is missing, then
+#   1. Release build, every test (ctest);
+#   2. the install tree: install kronex, build and run a consumer project with find_package(kronex);
+#   3. AddressSanitizer + UndefinedBehaviorSanitizer build, every test.
+# Exits non-zero on the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${KRONEX_JOBS:-$(nproc)}
+scripts/install-deps.sh
+
+echo "== kronex: release build and tests"
+cmake --preset release
+cmake --build --preset release -j "$jobs"
+ctest --preset release -j "$jobs"
+
+echo "== kronex: install tree and consumer project"
+prefix=$PWD/build/install
+rm -rf "$prefix" build/consumer
+cmake --install build/release --prefix "$prefix"
+cmake -S tests/install -B build/consumer -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
+cmake --build build/consumer -j "$jobs"
+ctest --test-dir build/consumer --output-on-failure
+
+echo "== kronex: AddressSanitizer + UBSan build and tests"
+cmake --preset asan
+cmake --build --preset asan -j "$jobs"
+ctest --preset asan -j "$jobs"
