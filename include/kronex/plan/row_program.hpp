@@ -6,8 +6,9 @@
 //
 //   solve program (in place):  for each op in order:
 //       swap:    row[a] <-> row[b]
-//       update:  row[t] = scale * (row[t] - sum_e coef[e] * row[src[e]])
+//       update:  row[t] = scale * row[t] - sum_e coef[e] * row[src[e]]   (coef already scaled)
 //   apply program (out of place): out[i] = sum_e coef[e] * in[src[e]] over row i's entries.
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -48,27 +49,43 @@ struct row_program {
            src.size() * sizeof(index_t) + coef.size() * sizeof(T);
   }
 
+  // Appends row[t] = scale * (row[t] - sum_e c_e row[j_e]), stored as
+  // row[t] = scale * row[t] - sum_e (scale * c_e) row[j_e]: the scaling then happens off the
+  // dependency chain. Entries are ordered so the row written most recently comes last: each
+  // update waits only for its final multiply-add, not the whole sum (substitution is a chain of
+  // dependent row updates, so latency, not throughput, bounds the kernel).
   void add_update(index_t target, const sparse_row<T>& entries, bool conj, bool scaled, T scale) {
     if (entries.empty() && !scaled) return;
+    if (m_last_write.size() < n) m_last_write.assign(n, 0);
+    sparse_row<T> sorted(entries);
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [&](const auto& a, const auto& b) { return m_last_write[a.first] < m_last_write[b.first]; });
     row_op<T> o;
     o.target = target;
     o.begin = index_t(coef.size());
-    for (const auto& [j, v] : entries) {
+    for (const auto& [j, v] : sorted) {
       src.push_back(j);
-      coef.push_back(conj ? conj_if_complex(v) : v);
+      const T c = conj ? conj_if_complex(v) : v;
+      coef.push_back(scaled ? scale * c : c);
     }
     o.end = index_t(coef.size());
     o.scaled = scaled;
     o.scale = scale;
     ops.push_back(o);
+    m_last_write[target] = ops.size();
   }
   void add_swap(index_t a, index_t b) {
+    if (m_last_write.size() < n) m_last_write.assign(n, 0);
     row_op<T> o;
     o.swap = true;
     o.target = a;
     o.other = b;
     ops.push_back(o);
+    m_last_write[a] = m_last_write[b] = ops.size();
   }
+
+private:
+  std::vector<std::size_t> m_last_write;  // per row: 1 + index of the op that last wrote it
 };
 
 // Columns of a row-stored triangle, so transposed solves can run as row updates too.

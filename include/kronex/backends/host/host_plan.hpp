@@ -125,7 +125,7 @@ public:
           const auto& p = m_programs[m_payload[s]];
           const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n)};
           walk.run(src, x, m_panels.data(), [&](T* panel, std::size_t strips) {
-            run_solve_program(p, panel, n * V, strips);
+            for (std::size_t k = 0; k < strips; ++k) run_solve_program(p, panel + k * n * V);
             return panel;
           });
           break;

@@ -47,45 +47,26 @@ inline void scale_row(T* __restrict r, const T c) {
   }
 }
 
-// In place on K strips at once (each n rows of V values, contiguous, strip_size apart): b on
-// entry, op(A)^{-1} b on exit. A strip stays in L1 while the whole program runs, and its V
-// accumulators live in registers. Each row update depends on the rows just written, so a single
-// strip is latency-bound; K independent strips interleaved keep the FMA units busy.
-template <std::size_t K, class T>
-void run_solve_program(const row_program<T>& p, T* strips, std::size_t strip_size) {
+// In place on one strip (n rows of V values, contiguous): b on entry, op(A)^{-1} b on exit. The
+// strip stays in L1 while the whole program runs, and its V accumulators live in registers.
+// (Interleaving two strips for more independent work was measured slower: it spills registers.)
+template <class T>
+void run_solve_program(const row_program<T>& p, T* strip) {
   constexpr std::size_t V = strip_width<T>;
   const index_t* src = p.src.data();
   const T* coef = p.coef.data();
   for (const auto& o : p.ops) {
+    T* r = strip + std::size_t(o.target) * V;
     if (o.swap) {
-      for (std::size_t q = 0; q < K; ++q) {
-        T* r = strips + q * strip_size + std::size_t(o.target) * V;
-        std::swap_ranges(r, r + V, strips + q * strip_size + std::size_t(o.other) * V);
-      }
+      std::swap_ranges(r, r + V, strip + std::size_t(o.other) * V);
       continue;
     }
-    T acc[K][V];
-    for (std::size_t q = 0; q < K; ++q)
-      for (std::size_t k = 0; k < V; ++k) acc[q][k] = strips[q * strip_size + std::size_t(o.target) * V + k];
-    for (index_t e = o.begin; e < o.end; ++e) {
-      const T c = coef[e];
-      const std::size_t row = std::size_t(src[e]) * V;
-      for (std::size_t q = 0; q < K; ++q) sub_scaled<V>(acc[q], c, strips + q * strip_size + row);
-    }
-    for (std::size_t q = 0; q < K; ++q) {
-      if (o.scaled) scale_row<V>(acc[q], o.scale);
-      T* r = strips + q * strip_size + std::size_t(o.target) * V;
-      for (std::size_t k = 0; k < V; ++k) r[k] = acc[q][k];
-    }
+    T acc[V];
+    for (std::size_t k = 0; k < V; ++k) acc[k] = r[k];
+    if (o.scaled) scale_row<V>(acc, o.scale);
+    for (index_t e = o.begin; e < o.end; ++e) sub_scaled<V>(acc, coef[e], strip + std::size_t(src[e]) * V);
+    for (std::size_t k = 0; k < V; ++k) r[k] = acc[k];
   }
-}
-
-// Solves `count` strips, interleaving pairs.
-template <class T>
-void run_solve_program(const row_program<T>& p, T* strips, std::size_t strip_size, std::size_t count) {
-  std::size_t q = 0;
-  for (; q + 2 <= count; q += 2) run_solve_program<2>(p, strips + q * strip_size, strip_size);
-  if (q < count) run_solve_program<1>(p, strips + q * strip_size, strip_size);
 }
 
 // Out of place on one strip: out = op(A) in.
