@@ -43,8 +43,8 @@ public:
       m_plan.run(e.data(), x.data());
       return x;
     } else {
+      check(e, "input");  // before the copy: a wrong rank would be reshaped (reading garbage) by it
       tensor_type x = e;  // evaluates views and other layouts into C order
-      check(x, "input");
       m_plan.run(x.data(), x.data());
       return x;
     }
