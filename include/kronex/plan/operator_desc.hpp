@@ -38,22 +38,33 @@ struct operator_desc {
 };
 
 namespace detail {
+// `shape` must equal `expected` mode by mode; the message names both shapes and the first
+// offending mode, or both ranks. `what` names the argument ("right-hand side", "output", ...);
+// `against` says what the expected shape is: the operator's factor sizes or a compiled shape.
+enum class shape_source { factors, compiled };
+
+inline void check_shape(const shape_t& shape, const shape_t& expected, const char* what, shape_source against) {
+  const bool factors = against == shape_source::factors;
+  if (shape.size() != expected.size()) {
+    throw dimension_mismatch(
+        factors ? message("kronex: ", what, " has rank ", shape.size(), " (shape ", format_shape(shape),
+                          ") but the operator has ", expected.size(), " factors (sizes ", format_shape(expected), ")")
+                : message("kronex: ", what, " has rank ", shape.size(), " (shape ", format_shape(shape),
+                          ") but the compiled shape ", format_shape(expected), " has rank ", expected.size()));
+  }
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    if (shape[k] != expected[k]) {
+      throw dimension_mismatch(message("kronex: ", what, " shape ", format_shape(shape), " does not match ",
+                                       factors ? "the operator's sizes " : "the compiled shape ",
+                                       format_shape(expected), " at mode ", k, " (", shape[k], " != ", expected[k], ")"));
+    }
+  }
+}
+
 // The operand's shape must equal the factor sizes, mode by mode.
 template <class T>
 void check_operand_shape(const operator_desc<T>& d, const shape_t& shape, const char* what) {
-  const shape_t sizes = d.sizes();
-  if (shape.size() != sizes.size()) {
-    throw dimension_mismatch(message("kronex: ", what, " has rank ", shape.size(), " (shape ",
-                                     format_shape(shape), ") but the operator has ", sizes.size(),
-                                     " factors (sizes ", format_shape(sizes), ")"));
-  }
-  for (std::size_t k = 0; k < sizes.size(); ++k) {
-    if (shape[k] != sizes[k]) {
-      throw dimension_mismatch(message("kronex: ", what, " shape ", format_shape(shape),
-                                       " does not match the operator's sizes ", format_shape(sizes),
-                                       " at mode ", k, " (", shape[k], " != ", sizes[k], ")"));
-    }
-  }
+  check_shape(shape, d.sizes(), what, shape_source::factors);
 }
 } // namespace detail
 

@@ -3,6 +3,7 @@
 // xtensor operands) and the backend_traits that route every xtensor expression to the host.
 #include <cstddef>
 #include <ostream>
+#include <tuple>
 #include <type_traits>
 
 #include <xtensor/xexpression.hpp>
@@ -12,6 +13,18 @@
 #include "host_plan.hpp"
 
 namespace kronex {
+
+namespace detail {
+// An xtensor expression's rank when it is fixed at compile time (xtensor, its views), else 0
+// (xarray: checked at run time only).
+template <class E, class = void>
+struct static_rank : std::integral_constant<std::size_t, 0> {};
+template <class E>
+struct static_rank<E, std::void_t<decltype(std::tuple_size<typename E::shape_type>::value)>>
+    : std::integral_constant<std::size_t, std::tuple_size<typename E::shape_type>::value> {};
+template <class E, std::size_t D>
+inline constexpr bool rank_matches = static_rank<E>::value == 0 || static_rank<E>::value == D;
+} // namespace detail
 
 template <class T, std::size_t D>
 class host_operator {
@@ -36,6 +49,8 @@ public:
   tensor_type operator()(const xt::xexpression<E>& b) {
     static_assert(std::is_same_v<typename E::value_type, T>,
                   "kronex: the operand's value type must match the compiled operator's");
+    static_assert(detail::rank_matches<E, D>,
+                  "kronex: the operand's rank must equal the number of factors");
     const E& e = b.derived_cast();
     if constexpr (std::is_same_v<E, tensor_type>) {
       check(e, "input");
@@ -61,12 +76,7 @@ public:
 private:
   template <class X>
   void check(const X& t, const char* what) const {
-    const shape_t s(t.shape().begin(), t.shape().end());
-    if (s != m_plan.shape()) {
-      throw dimension_mismatch(detail::message("kronex: ", what, " shape ", detail::format_shape(s),
-                                               " does not match the compiled shape ",
-                                               detail::format_shape(m_plan.shape())));
-    }
+    detail::check_shape(shape_t(t.shape().begin(), t.shape().end()), m_plan.shape(), what, detail::shape_source::compiled);
   }
 
   detail::host_plan<T> m_plan;
@@ -88,6 +98,7 @@ struct backend_traits<E, std::enable_if_t<xt::is_xexpression<E>::value>> {
 
   template <class T, std::size_t D>
   static host_operator<T, D> compile(const operator_desc<T>& d, const E& like) {
+    static_assert(detail::rank_matches<E, D>, "kronex::compile: the tensor's rank must equal the number of factors");
     return host_operator<T, D>(d, shape(like));
   }
 
@@ -95,6 +106,7 @@ struct backend_traits<E, std::enable_if_t<xt::is_xexpression<E>::value>> {
   static xt::xtensor<T, D> evaluate(const operator_desc<T>& d, const E& b) {
     static_assert(std::is_same_v<typename E::value_type, T>,
                   "kronex: the operand's value type must match the factors' value type");
+    static_assert(detail::rank_matches<E, D>, "kronex: the operand's rank must equal the number of factors");
     host_operator<T, D> h(d, shape(b));
     return h(b);
   }

@@ -96,7 +96,7 @@ public:
     bool out_panel = false;
     for (const auto& st : m_desc.steps) {
       if (st.kind == step_kind::solve || st.kind == step_kind::apply)
-        panel = std::max(panel, strips_per_panel<T>(st.view[1]) * st.view[1] * V);
+        panel = std::max(panel, strips_per_panel<T>(st.view[1], st.view[0] * st.view[2]) * st.view[1] * V);
       out_panel = out_panel || st.kind == step_kind::apply;
     }
     m_panels.assign((out_panel ? 2 : 1) * panel, T(0));
@@ -123,7 +123,7 @@ public:
           break;
         case step_kind::solve: {
           const auto& p = m_programs[m_payload[s]];
-          const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n)};
+          const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
           walk.run(src, x, m_panels.data(), [&](T* panel, std::size_t strips) {
             for (std::size_t k = 0; k < strips; ++k) run_solve_program(p, panel + k * n * V);
             return panel;
@@ -132,7 +132,7 @@ public:
         }
         case step_kind::apply: {
           const auto& p = m_programs[m_payload[s]];
-          const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n)};
+          const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
           T* out = m_panels.data() + m_panels.size() / 2;  // the output panel
           walk.run(src, x, m_panels.data(), [&](T* panel, std::size_t strips) {
             for (std::size_t k = 0; k < strips; ++k) run_apply_program(p, panel + k * n * V, out + k * n * V);

@@ -15,12 +15,14 @@ namespace kronex::detail {
 template <class T>
 inline constexpr std::size_t strip_width = 128 / sizeof(T);
 
-// Strips per panel: enough that each gathered row segment is long (prefetch-friendly), few
-// enough that the panel stays in L2 (~256 KB).
+// Strips per panel for a mode of n entries and `lines` lines: enough that each gathered row
+// segment is long (prefetch-friendly), few enough that the panel stays in L2 (~256 KB), and no
+// more than the lines need.
 template <class T>
-std::size_t strips_per_panel(std::size_t n) {
+std::size_t strips_per_panel(std::size_t n, std::size_t lines) {
   const std::size_t strip_bytes = n * strip_width<T> * sizeof(T);
-  return std::clamp<std::size_t>((std::size_t(256) << 10) / strip_bytes, 1, 64);
+  const std::size_t needed = (lines + strip_width<T> - 1) / strip_width<T>;
+  return std::clamp<std::size_t>((std::size_t(256) << 10) / strip_bytes, 1, std::min<std::size_t>(64, needed));
 }
 
 template <class T>
@@ -34,16 +36,21 @@ struct panel_walk {
   template <bool to_strip>
   void move_strip(std::size_t m, std::size_t w, const T* src, T* dst, T* strip) const {
     if (R == 1) {
-      // The last mode: lines are contiguous, so this is a transpose of a w x n block.
+      // The last mode: lines are contiguous, so this is a transpose of a w x n block. The loop
+      // runs along the tensor's memory (sequential in L3/DRAM) and strides through the strip,
+      // which is in L1.
       const std::size_t base = m * n;
-      for (std::size_t i = 0; i < n; ++i) {
-        T* row = strip + i * V;
-        for (std::size_t c = 0; c < w; ++c) {
-          if constexpr (to_strip) row[c] = src[base + c * n + i];
-          else dst[base + c * n + i] = row[c];
+      for (std::size_t c = 0; c < w; ++c) {
+        if constexpr (to_strip) {
+          const T* line = src + base + c * n;
+          for (std::size_t i = 0; i < n; ++i) strip[i * V + c] = line[i];
+        } else {
+          T* line = dst + base + c * n;
+          for (std::size_t i = 0; i < n; ++i) line[i] = strip[i * V + c];
         }
-        if constexpr (to_strip) std::fill(row + w, row + V, T(0));
       }
+      if constexpr (to_strip)
+        for (std::size_t i = 0; i < n; ++i) std::fill(strip + i * V + w, strip + (i + 1) * V, T(0));
       return;
     }
     for (std::size_t c = 0; c < w; ++c) {
