@@ -64,7 +64,8 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
     const auto& st = p.steps[s];
     os << "    " << s << "  " << to_string(st.kind);
     if (st.kind != step_kind::copy) os << "  mode " << st.mode << "  f" << st.factor << ' ' << trans_letter(st.trans);
-    os << "  " << st.method << "  " << detail::format_layout(st.view, st.view_strides)
+    os << "  " << st.method << (st.fused_with_next ? "  fused with " + std::to_string(s + 1) : std::string())
+       << "  " << detail::format_layout(st.view, st.view_strides)
        << "  flops=" << detail::format_count(st.flops) << "  bytes=" << detail::format_count(st.bytes) << "\n";
   }
   os << "  total  steps=" << p.steps.size() << "  flops=" << detail::format_count(p.flops())

@@ -37,6 +37,9 @@ struct step {
   shape_t view_strides;
   double flops = 0;         // real floating-point operations (complex multiply-add = 8)
   double bytes = 0;         // main-memory traffic estimate: read + write of the tensor
+  // Runs slab by slab together with the next step (adjacent modes whose slab fits in cache):
+  // this step reads the tensor, the next one writes it, and the slab between stays in cache.
+  bool fused_with_next = false;
 };
 
 } // namespace kronex

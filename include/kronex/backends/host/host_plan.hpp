@@ -90,6 +90,7 @@ public:
       if (t.kind == step_kind::copy) m_payload.push_back(0);
       m_desc.steps.push_back(std::move(st));
     }
+    fuse_adjacent_modes();
     // One panel per solve step, a second (output) panel when an apply step runs, sized for the
     // largest step; scale and copy steps need none.
     std::size_t panel = 0;
@@ -100,7 +101,7 @@ public:
       out_panel = out_panel || st.kind == step_kind::apply;
     }
     m_panels.assign((out_panel ? 2 : 1) * panel, T(0));
-    m_desc.workspace_bytes = m_panels.size() * sizeof(T);
+    m_desc.workspace_bytes = (m_panels.size() + m_slab.size()) * sizeof(T);
     for (const auto& p : m_programs) m_desc.factor_bytes += p.bytes();
     for (const auto& s : m_scales) m_desc.factor_bytes += s.size() * sizeof(T);
   }
@@ -114,38 +115,77 @@ public:
     for (std::size_t s = 0; s < m_desc.steps.size(); ++s) {
       const step& st = m_desc.steps[s];
       const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
-      switch (st.kind) {
-        case step_kind::copy:
-          if (src != x) std::memcpy(x, src, L * n * R * sizeof(T));
-          break;
-        case step_kind::scale:
-          scale_mode(L, n, R, m_scales[m_payload[s]].data(), src, x);
-          break;
-        case step_kind::solve: {
-          const auto& p = m_programs[m_payload[s]];
-          const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
-          walk.run(src, x, m_panels.data(), [&](T* panel, std::size_t strips) {
-            for (std::size_t k = 0; k < strips; ++k) run_solve_program(p, panel + k * n * V);
-            return panel;
-          });
-          break;
+      if (st.fused_with_next) {
+        // Slab l holds the lines of both modes for one index of the modes before them: the
+        // first step goes tensor -> slab buffer, the second slab buffer -> tensor.
+        const step& next = m_desc.steps[s + 1];
+        const std::size_t slab = n * R;
+        for (std::size_t l = 0; l < L; ++l) {
+          run_step(s, 1, n, R, src + l * slab, m_slab.data());
+          run_step(s + 1, n, next.view[1], next.view[2], m_slab.data(), x + l * slab);
         }
-        case step_kind::apply: {
-          const auto& p = m_programs[m_payload[s]];
-          const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
-          T* out = m_panels.data() + m_panels.size() / 2;  // the output panel
-          walk.run(src, x, m_panels.data(), [&](T* panel, std::size_t strips) {
-            for (std::size_t k = 0; k < strips; ++k) run_apply_program(p, panel + k * n * V, out + k * n * V);
-            return out;
-          });
-          break;
-        }
+        ++s;
+      } else {
+        run_step(s, L, n, R, src, x);
       }
       src = x;  // every later step works in place on x
     }
   }
 
 private:
+  // Step s on the tensor view (L, n, R) from src to dst (which may be equal).
+  void run_step(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const T* src, T* dst) {
+    switch (m_desc.steps[s].kind) {
+      case step_kind::copy:
+        if (src != dst) std::memcpy(dst, src, L * n * R * sizeof(T));
+        break;
+      case step_kind::scale:
+        scale_mode(L, n, R, m_scales[m_payload[s]].data(), src, dst);
+        break;
+      case step_kind::solve: {
+        const auto& p = m_programs[m_payload[s]];
+        const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
+        walk.run(src, dst, m_panels.data(), [&](T* panel, std::size_t strips) {
+          for (std::size_t k = 0; k < strips; ++k) run_solve_program(p, panel + k * n * V);
+          return panel;
+        });
+        break;
+      }
+      case step_kind::apply: {
+        const auto& p = m_programs[m_payload[s]];
+        const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
+        T* out = m_panels.data() + m_panels.size() / 2;  // the output panel
+        walk.run(src, dst, m_panels.data(), [&](T* panel, std::size_t strips) {
+          for (std::size_t k = 0; k < strips; ++k) run_apply_program(p, panel + k * n * V, out + k * n * V);
+          return out;
+        });
+        break;
+      }
+    }
+  }
+
+  // Two consecutive panel steps on adjacent modes k, k+1 whose slab (n_k x n_k+1 x R_k+1 values,
+  // contiguous for each index of the modes before) fits in L2 run slab by slab: the tensor is
+  // read and written once for both, instead of twice. Only the pairing is decided here.
+  void fuse_adjacent_modes() {
+    constexpr std::size_t slab_budget = std::size_t(512) << 10;
+    auto panel_step = [](const step& st) { return st.kind == step_kind::solve || st.kind == step_kind::apply; };
+    std::size_t slab_size = 0;
+    auto& steps = m_desc.steps;
+    for (std::size_t s = 0; s + 1 < steps.size(); ++s) {
+      const step &a = steps[s], &b = steps[s + 1];
+      const std::size_t slab = a.view[1] * a.view[2];
+      if (!panel_step(a) || !panel_step(b) || b.mode != a.mode + 1 || a.view[0] == 1 ||
+          slab * sizeof(T) > slab_budget)
+        continue;
+      steps[s].fused_with_next = true;
+      steps[s].bytes = steps[s + 1].bytes = double(product(m_shape)) * sizeof(T);  // one read, one write
+      slab_size = std::max(slab_size, slab);
+      ++s;
+    }
+    m_slab.assign(slab_size, T(0));
+  }
+
   // Identity and diagonal factors need no setup; solve/apply steps fill in their own lines.
   void setup_factor(const factor_view<T>& f, std::size_t k) {
     factor_setup fs;
@@ -161,6 +201,7 @@ private:
   std::vector<row_program<T>> m_programs;
   std::vector<std::vector<T>> m_scales;
   std::vector<T> m_panels;
+  std::vector<T> m_slab;                        // one slab of a fused step pair
 };
 
 } // namespace kronex::detail
