@@ -2,7 +2,8 @@
 // periodic, n = 64, 128, 192 (or the sizes given on the command line), double, one thread.
 // Per case: median time over repeats after a warm-up, GDOF/s, GB/s (plan bytes / time) and the
 // ratio to the 3-pass memory floor: 48 bytes per unknown (each pass reads and writes 8 bytes)
-// at the STREAM-like triad bandwidth measured in this same run.
+// at the STREAM-like triad bandwidth measured in this same run. GB/s is the traffic the plan
+// states (its `bytes`: fused step pairs move the tensor once for two modes) over the time.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +15,10 @@
 #include <kronex/kronex.hpp>
 
 #include "support/membw.hpp"
+
+#ifndef KRONEX_BENCHMARK_FLAGS
+#define KRONEX_BENCHMARK_FLAGS "unknown flags"
+#endif
 
 namespace {
 
@@ -39,7 +44,8 @@ int main(int argc, char** argv) {
   const std::size_t p = 3;
 
   const double bw = kronex_bench::triad_bandwidth();
-  std::printf("kronex host solve benchmark: kron(M, M, M) x = b, M = B-spline mass matrix of degree %zu, double, 1 thread\n", p);
+  std::printf("kronex host solve benchmark: kron(M, M, M) x = b, M = B-spline mass matrix of degree %zu, double, 1 thread, built with %s\n",
+              p, KRONEX_BENCHMARK_FLAGS);
   std::printf("memory floor: triad bandwidth %.2f GB/s measured in this run; floor = 48 B/unknown / bandwidth\n\n", bw * 1e-9);
   std::printf("%-9s %5s %12s %10s %9s %9s %11s %12s\n", "boundary", "n", "unknowns", "time[ms]", "GDOF/s", "GB/s",
               "floor[ms]", "time/floor");
