@@ -1,12 +1,20 @@
 #pragma once
 // Shared helpers for kronex tests: seeded random data (the seed is printed so a failure can be
-// replayed with KRONEX_TEST_SEED=<seed>), relative errors, tolerances per value type.
+// replayed with KRONEX_TEST_SEED=<seed>), relative errors, tolerances per value type, and random
+// well-conditioned factors (band, periodic band, dense; optionally forcing pivoting) built from
+// dense matrices the test keeps as the oracle's input.
+#include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
+#include <numeric>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include <boost/test/unit_test.hpp>
 #include <xtensor/xtensor.hpp>
@@ -67,6 +75,109 @@ double rel_error(const A& a, const B& b) {
 template <class T>
 double tolerance() {
   return std::is_same_v<kronex::real_t<T>, double> ? 1e-12 : 1e-5;
+}
+
+// ---- Random factors with a known dense matrix --------------------------------------------------
+// The dense matrix is built first, by the test, and only then written into a kronex factor; the
+// oracle gets the test's matrix, so a storage or indexing bug in kronex cannot cancel out.
+
+// The type a float-precision result is checked in: references for float and complex<float> are
+// computed in double precision, so the tolerance measures only the error of the code under test.
+template <class T>
+using wide_t = std::conditional_t<kronex::value_traits<T>::is_complex, std::complex<double>, double>;
+
+template <class T, std::size_t D>
+xt::xtensor<wide_t<T>, D> widen(const xt::xtensor<T, D>& a) {
+  xt::xtensor<wide_t<T>, D> w = xt::xtensor<wide_t<T>, D>::from_shape(a.shape());
+  std::copy(a.data(), a.data() + a.size(), w.data());
+  return w;
+}
+
+// A value with |v| in [lo, hi] and a random sign (real) or phase (complex).
+template <class T>
+T random_value_with_magnitude(double lo, double hi) {
+  std::uniform_real_distribution<double> u(lo, hi), angle(0.0, 2.0 * std::acos(-1.0));
+  const double m = u(rng());
+  if constexpr (kronex::value_traits<T>::is_complex) {
+    const std::complex<double> v = std::polar(m, angle(rng()));
+    return T(kronex::real_t<T>(v.real()), kronex::real_t<T>(v.imag()));
+  } else {
+    return T(std::bernoulli_distribution(0.5)(rng()) ? m : -m);
+  }
+}
+
+// Diagonal of a matrix with `slots` off-diagonal entries per row and column, each |a| <= sqrt(2):
+// at least three times any off-diagonal row or column sum, so the matrix is nonsingular, well
+// conditioned (infinity-norm condition number at most 2, which keeps Kronecker products of six
+// factors accurate in float) and needs no pivoting.
+template <class T>
+T dominant_diagonal(std::size_t slots) {
+  const double d = 3.0 * std::sqrt(2.0) * double(slots) + 1.0;
+  return random_value_with_magnitude<T>(d, d + 1.0);
+}
+
+// A random n x n matrix with band (kl, ku), wrapped around the corners when periodic (needs
+// kl + ku < n). Entries are genuinely complex for complex T.
+// pivot: the rows of a dominant (kl-1, ku-1) band matrix are swapped in pairs (0,1), (2,3), ...,
+// which gives a (kl, ku) band matrix with a small diagonal and a large off-diagonal: partial
+// pivoting must swap rows. Needs kl >= 1 and ku >= 1.
+template <class T>
+xt::xtensor<T, 2> random_band_matrix(std::size_t n, std::size_t kl, std::size_t ku, kronex::boundary bc,
+                                     bool pivot) {
+  if (pivot && (kl == 0 || ku == 0)) throw std::invalid_argument("random_band_matrix: pivot needs kl, ku >= 1");
+  const std::size_t bl = pivot ? kl - 1 : kl, bu = pivot ? ku - 1 : ku;
+  xt::xtensor<T, 2> a = xt::zeros<T>({n, n});
+  for (std::size_t i = 0; i < n; ++i) {
+    for (long d = -long(bl); d <= long(bu); ++d) {
+      long j = long(i) + d;
+      if (bc == kronex::boundary::periodic) j = (j + long(n)) % long(n);
+      else if (j < 0 || j >= long(n)) continue;
+      a(i, std::size_t(j)) = d == 0 ? dominant_diagonal<T>(bl + bu) : random_value<T>();
+    }
+  }
+  if (pivot)
+    for (std::size_t i = 0; i + 1 < n; i += 2)
+      for (std::size_t j = 0; j < n; ++j) std::swap(a(i, j), a(i + 1, j));
+  return a;
+}
+
+// A random dense n x n matrix; pivot: its rows are put in a random order other than the identity.
+template <class T>
+xt::xtensor<T, 2> random_dense_matrix(std::size_t n, bool pivot) {
+  xt::xtensor<T, 2> b = xt::xtensor<T, 2>::from_shape({n, n});
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) b(i, j) = i == j ? dominant_diagonal<T>(n - 1) : random_value<T>();
+  if (!pivot || n < 2) return b;
+  std::vector<std::size_t> perm(n);
+  std::iota(perm.begin(), perm.end(), std::size_t(0));
+  std::shuffle(perm.begin(), perm.end(), rng());
+  if (std::is_sorted(perm.begin(), perm.end())) std::rotate(perm.begin(), perm.begin() + 1, perm.end());
+  xt::xtensor<T, 2> a = xt::xtensor<T, 2>::from_shape({n, n});
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) a(i, j) = b(perm[i], j);
+  return a;
+}
+
+// The band matrix `a` as a kronex::banded, written entry by entry through the public proxy
+// (which throws if an entry falls outside the band).
+template <class T>
+kronex::banded<T> to_banded(const xt::xtensor<T, 2>& a, std::size_t kl, std::size_t ku, kronex::boundary bc) {
+  const std::size_t n = a.shape()[0];
+  kronex::banded<T> b(n, kl, ku, bc);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      if (a(i, j) != T(0)) b(i, j) = a(i, j);
+  return b;
+}
+
+// A banded factor (e.g. from the gallery) as a dense matrix, read through banded's own accessor.
+template <class T>
+xt::xtensor<T, 2> to_dense(const kronex::banded<T>& b) {
+  const std::size_t n = b.size();
+  xt::xtensor<T, 2> a = xt::xtensor<T, 2>::from_shape({n, n});
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) a(i, j) = b(i, j);
+  return a;
 }
 
 } // namespace kronex_test
