@@ -444,11 +444,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(five_and_six_dimensions, T, value_types) {
   random_kind_tuples<T, 6>(6, 2, 3);
 }
 
-// Shapes that make the host backend use several panels per mode, partial panels, and both of
-// its ways of gathering lines (contiguous runs when the trailing size R >= W, a gather per row
-// when R < W), with W the panel width of T.
+// Shapes that make the host backend use partial strips and each of its ways of gathering lines:
+// contiguous runs when the trailing size R is a multiple of the strip width W, a transpose when
+// R = 1, a gather per element otherwise (tests/host/test_panels.cpp covers many-panel walks).
 BOOST_AUTO_TEST_CASE_TEMPLATE(panel_boundaries, T, value_types) {
-  constexpr std::size_t W = kronex::detail::panel_width<T>;
+  constexpr std::size_t W = kronex::detail::strip_width<T>;
   const kind mix[] = {kind::clamped, kind::periodic, kind::dense, kind::diagonal};
   for (kind a : mix) {
     desc_case<T, 2>({a, kind::clamped}, {W + 5, 3});
@@ -456,6 +456,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(panel_boundaries, T, value_types) {
   }
   desc_case<T, 3>({kind::clamped, kind::dense, kind::periodic}, {2, 3, W + 1});
   desc_case<T, 3>({kind::periodic, kind::identity, kind::clamped}, {3, 1, 2 * W});
+  desc_case<T, 2>({kind::clamped, kind::dense}, {4, 2 * W});
 }
 
 // The same operators spelled other ways, on one mixed operator (clamped banded with pivoting,

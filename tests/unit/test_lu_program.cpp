@@ -60,10 +60,10 @@ std::vector<band_spec> band_specs() {
 
 constexpr std::pair<op, char> transposes[] = {{op::none, 'N'}, {op::transpose, 'T'}, {op::adjoint, 'C'}};
 
-// A random panel: n rows of W contiguous values, the layout the kernels work on.
+// A random strip: n rows of W contiguous values, the layout the kernels work on.
 template <class T>
 std::vector<T> random_panel(std::size_t n) {
-  std::vector<T> p(n * kronex::detail::panel_width<T>);
+  std::vector<T> p(n * kronex::detail::strip_width<T>);
   for (auto& v : p) v = kronex_test::random_value<T>();
   return p;
 }
@@ -74,7 +74,7 @@ std::vector<T> random_panel(std::size_t n) {
 template <class T>
 std::vector<T> lapack_solve(const xt::xtensor<T, 2>& a, std::size_t kl, std::size_t ku, char trans,
                             const std::vector<T>& panel) {
-  constexpr std::size_t W = kronex::detail::panel_width<T>;
+  constexpr std::size_t W = kronex::detail::strip_width<T>;
   const std::size_t n = a.shape()[0], ldab = 2 * kl + ku + 1;
   std::vector<T> ab(ldab * n, T(0));
   for (std::size_t j = 0; j < n; ++j)
@@ -100,12 +100,12 @@ std::vector<T> lapack_solve(const xt::xtensor<T, 2>& a, std::size_t kl, std::siz
 template <class T>
 void check_solves(const kronex::factor_view<T>& view, const xt::xtensor<T, 2>& a, std::size_t lapack_kl,
                   std::size_t lapack_ku, const std::string& what) {
-  constexpr std::size_t W = kronex::detail::panel_width<T>;
+  constexpr std::size_t W = kronex::detail::strip_width<T>;
   const auto lu = kronex::detail::factorize(view, 0);
   for (auto [o, letter] : transposes) {
     const auto b = random_panel<T>(view.n);
     std::vector<T> x = b;
-    kronex::detail::run_solve_program<W>(kronex::detail::solve_program(lu, o), x.data());
+    kronex::detail::run_solve_program(kronex::detail::solve_program(lu, o), x.data());
     const std::vector<T> expected = lapack_solve(a, lapack_kl, lapack_ku, letter, b);
     const double err = kronex_test::rel_error(x, expected);
     BOOST_TEST(err <= kronex_test::tolerance<T>(),
@@ -186,13 +186,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(factors_reconstruct_the_matrix, T, value_types) {
 // apply_program + run_apply_program against a dense product op(A) x, for banded (clamped and
 // periodic) and dense factors.
 BOOST_AUTO_TEST_CASE_TEMPLATE(apply_program_matches_dense_product, T, value_types) {
-  constexpr std::size_t W = kronex::detail::panel_width<T>;
+  constexpr std::size_t W = kronex::detail::strip_width<T>;
   auto check = [](const kronex::factor_view<T>& view, const xt::xtensor<T, 2>& a, const std::string& what) {
     const std::size_t n = a.shape()[0];
     for (auto [o, letter] : transposes) {
       const auto x = random_panel<T>(n);
       std::vector<T> y(n * W, T(7));  // garbage: the kernel must overwrite every row
-      kronex::detail::run_apply_program<W>(kronex::detail::apply_program(view, o), x.data(), y.data());
+      kronex::detail::run_apply_program(kronex::detail::apply_program(view, o), x.data(), y.data());
       std::vector<T> expected(n * W, T(0));
       for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < n; ++j) {

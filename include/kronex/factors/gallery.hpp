@@ -7,7 +7,8 @@
 // Gauss-Legendre quadrature, which is exact for these polynomial integrands;
 //   laplacian(n, bc): the second-order finite-difference -d²/dx² on [0, 1] (clamped: Dirichlet,
 // n interior points, h = 1/(n+1); periodic: n points, h = 1/n).
-// Periodic stiffness and periodic Laplacian are singular (constants are in their kernel).
+// Both stiffness matrices are singular (constants are in their kernel: no boundary condition is
+// imposed), and so is the periodic Laplacian; use them in apply, or in sums with a mass matrix.
 #include <cmath>
 #include <cstddef>
 #include <vector>
