@@ -4,10 +4,23 @@
 // derivation of every number is in the comment above its string, so a change in the output can
 // be judged, not just re-pasted. Conventions used throughout (docs/plans.md):
 //   bytes per step = 2 N sizeof(T)                    (one read, one write of the tensor)
-//   solve flops    = lines (L nnz + U nnz) m          (m = 2 real, 8 complex; lines = N / n)
-//   apply flops    = lines nnz m;   scale flops = N m/2;   copy flops = 0
+//                    N sizeof(T) for each step of a fused pair (one read, one write per pair)
+//   solve flops    = lines ((L nnz + U nnz - n) m + n mul)
+//                    (L nnz + U nnz - n coefficients, i.e. U's diagonal is not a coefficient: it
+//                    is the n row scalings by 1/u_ii; m = 2 real, 8 complex (multiply-add);
+//                    mul = 1 real, 6 complex (multiply); lines = N / n)
+//   apply flops    = lines nnz m;   scale flops = N mul;   copy flops = 0
 //   view           = (L, n, R):(n R, R, 1)            (C order, L lines before the mode, R after)
-//   workspace      = 2 max_n W sizeof(T) + W sizeof(size_t),  W = 512 / sizeof(T)
+//   fusion         = a solve/apply step on mode k whose view has L > 1 and whose slab
+//                    n R sizeof(T) <= 512 KiB is fused with a next solve/apply step on mode k+1
+//                    (pairs taken greedily from step 0; a step is in at most one pair)
+//   workspace      = (P S n V + max slab) sizeof(T):  V = 128 / sizeof(T) (16 double, 32 float,
+//                    8 complex<double>), S = clamp(256 KiB / (n V sizeof(T)), 1,
+//                    min(64, ceil(lines / V))), S n V maximised over the solve/apply steps,
+//                    P = 2 when an apply step exists (output panel) else 1, max slab = the
+//                    largest n R of a fused first step (0 without fusion). For the small shapes
+//                    here 256 KiB / (n V sizeof(T)) = 2048 / n is never the bound, so
+//                    S = ceil(lines / V).
 //   factors        = row programs: ops sizeof(row_op<T>) (32 B for real double, 40 B for complex
 //                    double) + 4 B per index (src, row_ptr) + sizeof(T) per coefficient;
 //                    plus sizeof(T) per diagonal entry of a scale step.
@@ -76,10 +89,14 @@ xt::xtensor<double, 2> dominant_dense() {
 //      subdiagonal (4) + row 4's columns 0..2 (3) = 7, U the superdiagonal (4) + column 4's
 //      rows 0..2 (3) + diagonal (5) = 12. No swaps (h/6 [1,4,1] is diagonally dominant).
 //  f2: L nnz = 6, U nnz = 10.
-//  flops: 20 (9+15) 2 = 960; 24 (7+12) 2 = 912; 30 (6+10) 2 = 960; total 2832.
-//  bytes: 2 120 8 = 1920 per step, 5760 total.
+//  flops: 20 ((9+15-6) 2 + 6) = 20 42 = 840; 24 ((7+12-5) 2 + 5) = 24 33 = 792;
+//         30 ((6+10-4) 2 + 4) = 30 28 = 840; total 2472.
 //  views: (1,6,20):(120,20,1), (6,5,4):(20,4,1), (30,4,1):(4,1,1).
-//  workspace: max_n = 6: 2 6 64 8 + 64 8 = 6656.
+//  fusion: step 0 has L = 1, so it stays alone; step 1 (mode 1, L = 6, slab 5 4 8 = 160 B) and
+//  step 2 (mode 2) are solves on adjacent modes: "fused with 2".
+//  bytes: 2 120 8 = 1920 for step 0, 120 8 = 960 for each fused step; 3840 total.
+//  workspace: S n V = 2 6 16 = 192 (step 0: 20 lines), 2 5 16 = 160, 2 4 16 = 128 (24, 30
+//  lines); one panel (no apply) of 192 + slab 20: 212 8 = 1696.
 //  factors: f0 11 ops (5 nonempty L rows + 6 U rows) 32 + 18 coef 12 = 568; f1 9 ops (4 + 5)
 //           32 + 14 coef 12 = 456; f2 7 ops (3 + 4) 32 + 12 coef 12 = 368; total 1392.
 BOOST_AUTO_TEST_CASE(solve_clamped_periodic_dense) {
@@ -93,10 +110,10 @@ BOOST_AUTO_TEST_CASE(solve_clamped_periodic_dense) {
       "    f1  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 swaps=0\n"
       "    f2  dense n=4  getrf  L nnz=6 U nnz=10 swaps=0\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 N  lu_subst  (1,6,20):(120,20,1)  flops=960  bytes=1.92k\n"
-      "    1  solve  mode 1  f1 N  lu_subst  (6,5,4):(20,4,1)  flops=912  bytes=1.92k\n"
-      "    2  solve  mode 2  f2 N  lu_subst  (30,4,1):(4,1,1)  flops=960  bytes=1.92k\n"
-      "  total  steps=3  flops=2.832k  bytes=5.76k  workspace=6.656kB  factors=1.392kB\n";
+      "    0  solve  mode 0  f0 N  lu_subst  (1,6,20):(120,20,1)  flops=840  bytes=1.92k\n"
+      "    1  solve  mode 1  f1 N  lu_subst  fused with 2  (6,5,4):(20,4,1)  flops=792  bytes=960\n"
+      "    2  solve  mode 2  f2 N  lu_subst  (30,4,1):(4,1,1)  flops=840  bytes=960\n"
+      "  total  steps=3  flops=2.472k  bytes=3.84k  workspace=1.696kB  factors=1.392kB\n";
   const std::array<std::size_t, 3> shape{6, 5, 4};
   const auto K = kronex::kron(Mx, My, D);
   check_plan(kronex::explain(K.inverse(), shape), expected);
@@ -105,19 +122,25 @@ BOOST_AUTO_TEST_CASE(solve_clamped_periodic_dense) {
   check_plan(printed(solver.plan()), expected);
   check_plan(kronex::to_string(solver.plan()), expected);
   // The numbers behind the text.
-  BOOST_TEST(solver.plan().flops() == 2832.0);
-  BOOST_TEST(solver.plan().bytes() == 5760.0);
-  BOOST_TEST(solver.plan().workspace_bytes == 6656u);
+  BOOST_TEST(solver.plan().flops() == 2472.0);
+  BOOST_TEST(solver.plan().bytes() == 3840.0);
+  BOOST_TEST(solver.plan().workspace_bytes == 1696u);
   BOOST_TEST(solver.plan().factor_bytes == 1392u);
   BOOST_TEST(solver.plan().steps.size() == 3u);
+  BOOST_TEST(!solver.plan().steps[0].fused_with_next);
+  BOOST_TEST(solver.plan().steps[1].fused_with_next);
+  BOOST_TEST(!solver.plan().steps[2].fused_with_next);
 }
 
 // The example of docs/plans.md, which claims to print exactly this; verified again here:
 //  f0 clamped p=3 n=8: L = 3+3+3+3+3+2+1 = 18, U = 8 + 18 = 26.
 //  f1 periodic p=2 n=10: LAPACK widths 9/9; L: columns 0..5 have rows k+1, k+2, 8, 9 (4 each),
 //     column 6 rows 7,8,9, column 7 rows 8,9, column 8 row 9: 24+3+2+1 = 30; U = 30 + 10 = 40.
-//  flops: 60 44 2 = 5280, 48 70 2 = 6720, scale 480 1 = 480; total 12480. bytes 2 480 8 = 7680.
-//  workspace: max_n = 10: 2 10 64 8 + 512 = 10752.
+//  flops: 60 ((18+26-8) 2 + 8) = 60 80 = 4800, 48 ((30+40-10) 2 + 10) = 48 130 = 6240,
+//  scale 480 1 = 480; total 11520. bytes 2 480 8 = 7680 per step (no fusion: step 0 has L = 1,
+//  and step 1's next step is a scale).
+//  workspace: S n V = 4 8 16 = 512 (step 0: 60 lines), 3 10 16 = 480 (step 1: 48 lines); one
+//  panel, no slab: 512 8 = 4096.
 //  factors: f0 15 ops 32 + 36 coef 12 = 912; f1 19 ops 32 + 60 coef 12 = 1328; scale 6 8 = 48:
 //  2288.
 BOOST_AUTO_TEST_CASE(documented_example) {
@@ -132,10 +155,10 @@ BOOST_AUTO_TEST_CASE(documented_example) {
       "    f1  banded n=10 kl=2 ku=2 periodic  gbtrf kl=9 ku=9  L nnz=30 U nnz=40 swaps=0\n"
       "    f2  diagonal n=6  scale\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 N  lu_subst  (1,8,60):(480,60,1)  flops=5.28k  bytes=7.68k\n"
-      "    1  solve  mode 1  f1 N  lu_subst  (8,10,6):(60,6,1)  flops=6.72k  bytes=7.68k\n"
+      "    0  solve  mode 0  f0 N  lu_subst  (1,8,60):(480,60,1)  flops=4.8k  bytes=7.68k\n"
+      "    1  solve  mode 1  f1 N  lu_subst  (8,10,6):(60,6,1)  flops=6.24k  bytes=7.68k\n"
       "    2  scale  mode 2  f2 N  scale  (80,6,1):(6,1,1)  flops=480  bytes=7.68k\n"
-      "  total  steps=3  flops=12.48k  bytes=23.04k  workspace=10.752kB  factors=2.288kB\n";
+      "  total  steps=3  flops=11.52k  bytes=23.04k  workspace=4.096kB  factors=2.288kB\n";
   auto x = kronex::kron(Mx, My, Dz).solve(b);
   check_plan(kronex::explain(x), expected);
   check_plan(kronex::explain(kronex::kron(Mx, My, Dz).inverse(), b), expected);
@@ -146,9 +169,10 @@ BOOST_AUTO_TEST_CASE(documented_example) {
 //     beats its pivot (1, then 0.5, then -0.75): 3 swaps; multipliers 0.5, 0.25, -0.375: L nnz 3;
 //     U rows [2,1,1], [2,1,1], [2,1], [0.125]: U nnz 9 (fill up to kl+ku = 2).
 //  f1 = [[1,2],[2,1]]: swap, multiplier 0.5, U = [[2,1],[0,1.5]]: L nnz 1, U nnz 3, 1 swap.
-//  shape (4,2), N = 8: bytes 2 8 8 = 128 per step. flops: 2 (3+9) 2 = 48; 4 (1+3) 2 = 32.
+//  shape (4,2), N = 8: bytes 2 8 8 = 128 per step (no fusion: step 0 has L = 1).
+//  flops: 2 ((3+9-4) 2 + 4) = 2 20 = 40; 4 ((1+3-2) 2 + 2) = 4 6 = 24; total 64.
 //  views (1,4,2):(8,2,1) and (4,2,1):(2,1,1). Transposes fold into each step as 'T'.
-//  workspace: 2 4 64 8 + 512 = 4608.
+//  workspace: 2 and 4 lines: S = 1; S n V = 1 4 16 = 64 and 1 2 16 = 32: 64 8 = 512.
 //  factors: f0 10 ops (4 U^T rows + 3 nonempty L^T rows + 3 swaps) 32 + 8 coef 12 = 416;
 //           f1 4 ops (2 + 1 + 1) 32 + 2 coef 12 = 152; total 568.
 BOOST_AUTO_TEST_CASE(transpose_solve_with_pivoting) {
@@ -165,9 +189,9 @@ BOOST_AUTO_TEST_CASE(transpose_solve_with_pivoting) {
       "    f0  banded n=4 kl=1 ku=1 clamped  gbtrf kl=1 ku=1  L nnz=3 U nnz=9 swaps=3\n"
       "    f1  dense n=2  getrf  L nnz=1 U nnz=3 swaps=1\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 T  lu_subst  (1,4,2):(8,2,1)  flops=48  bytes=128\n"
-      "    1  solve  mode 1  f1 T  lu_subst  (4,2,1):(2,1,1)  flops=32  bytes=128\n"
-      "  total  steps=2  flops=80  bytes=256  workspace=4.608kB  factors=568B\n";
+      "    0  solve  mode 0  f0 T  lu_subst  (1,4,2):(8,2,1)  flops=40  bytes=128\n"
+      "    1  solve  mode 1  f1 T  lu_subst  (4,2,1):(2,1,1)  flops=24  bytes=128\n"
+      "  total  steps=2  flops=64  bytes=256  workspace=512B  factors=568B\n";
   const std::array<std::size_t, 2> shape{4, 2};
   const auto K = kronex::kron(B, D);
   // Every spelling of the same operator prints the same plan.
@@ -183,9 +207,11 @@ BOOST_AUTO_TEST_CASE(transpose_solve_with_pivoting) {
 
 // Adjoint solve, complex<double>: same factor structure as the first test (f0 clamped p=2 n=6,
 // f1 periodic p=1 n=5), folded as 'C'. Shape (6,5), N = 30.
-//  flops (m = 8): 5 (9+15) 8 = 960; 6 (7+12) 8 = 912; total 1872. bytes 2 30 16 = 960.
+//  flops (m = 8, mul = 6): 5 ((9+15-6) 8 + 6 6) = 5 180 = 900; 6 ((7+12-5) 8 + 5 6) = 6 142 = 852;
+//  total 1752. bytes 2 30 16 = 960 per step (no fusion: step 0 has L = 1).
 //  views (1,6,5):(30,5,1) and (6,5,1):(5,1,1).
-//  workspace: W = 512/16 = 32: 2 6 32 16 + 32 8 = 6400.
+//  workspace: V = 128/16 = 8; 5 and 6 lines: S = 1; S n V = 6 8 = 48 (and 5 8 = 40):
+//  48 16 = 768.
 //  factors: row_op<complex<double>> is 40 B: f0 11 ops 40 + 18 coef (16 + 4) = 800;
 //           f1 9 ops 40 + 14 coef 20 = 640; total 1440.
 BOOST_AUTO_TEST_CASE(adjoint_complex_solve) {
@@ -198,9 +224,9 @@ BOOST_AUTO_TEST_CASE(adjoint_complex_solve) {
       "    f0  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0\n"
       "    f1  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 swaps=0\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 C  lu_subst  (1,6,5):(30,5,1)  flops=960  bytes=960\n"
-      "    1  solve  mode 1  f1 C  lu_subst  (6,5,1):(5,1,1)  flops=912  bytes=960\n"
-      "  total  steps=2  flops=1.872k  bytes=1.92k  workspace=6.4kB  factors=1.44kB\n";
+      "    0  solve  mode 0  f0 C  lu_subst  (1,6,5):(30,5,1)  flops=900  bytes=960\n"
+      "    1  solve  mode 1  f1 C  lu_subst  (6,5,1):(5,1,1)  flops=852  bytes=960\n"
+      "  total  steps=2  flops=1.752k  bytes=1.92k  workspace=768B  factors=1.44kB\n";
   const auto K = kronex::kron(Mx, My);
   check_plan(kronex::explain(K.adjoint().inverse(), std::array<std::size_t, 2>{6, 5}), expected);
   const auto b = kronex_test::random_tensor<C>(std::array<std::size_t, 2>{6, 5});
@@ -208,9 +234,94 @@ BOOST_AUTO_TEST_CASE(adjoint_complex_solve) {
   check_plan(printed_operator(kronex::compile(K.adjoint().inverse(), b)), expected);
 }
 
+// Conjugate solve, complex<double>: transpose().adjoint() (or adjoint().transpose()) is conj(K),
+// folded into each step as 'R'; the expression prints as conj(...). Shape (2,6,5), N = 60; f0 the
+// complex form of transpose_solve_with_pivoting's f1 (L nnz 1, U nnz 3, 1 swap), f1 and f2 as in
+// adjoint_complex_solve (L 9 / U 15, L 7 / U 12).
+//  flops (m = 8, mul = 6): 30 ((1+3-2) 8 + 2 6) = 30 28 = 840; 10 ((9+15-6) 8 + 6 6) = 10 180
+//  = 1800; 12 ((7+12-5) 8 + 5 6) = 12 142 = 1704; total 4344.
+//  fusion: step 0 has L = 1; step 1 (mode 1, L = 2, slab 6 5 16 = 480 B) fuses with step 2.
+//  bytes: 2 60 16 = 1920 for step 0, 60 16 = 960 for each fused step; 3840 total.
+//  workspace: V = 8; S n V = 4 2 8 = 64 (30 lines), 2 6 8 = 96 (10 lines), 2 5 8 = 80 (12 lines);
+//  one panel of 96 + slab 30: 126 16 = 2016.
+//  factors: row_op 40 B, coefficient 16 + 4: f0 4 ops (1 swap + 1 L row + 2 U rows) 40 + 2 20 =
+//  200; f1 11 40 + 18 20 = 800; f2 9 40 + 14 20 = 640; total 1640.
+BOOST_AUTO_TEST_CASE(conjugate_complex_solve) {
+  using C = std::complex<double>;
+  const xt::xtensor<C, 2> D = {{C(1), C(2)}, {C(2), C(1)}};
+  const auto Mx = kronex::gallery::bspline_mass<C>(6, 2);
+  const auto My = kronex::gallery::bspline_mass<C>(5, 1, boundary::periodic);
+  const std::string expected =
+      "plan inverse(conj(kron(f0,f1,f2))) on (2,6,5):(30,5,1) [host, complex<double>]\n"
+      "  setup\n"
+      "    f0  dense n=2  getrf  L nnz=1 U nnz=3 swaps=1\n"
+      "    f1  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0\n"
+      "    f2  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 swaps=0\n"
+      "  steps\n"
+      "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k\n"
+      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960\n"
+      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960\n"
+      "  total  steps=3  flops=4.344k  bytes=3.84k  workspace=2.016kB  factors=1.64kB\n";
+  const std::array<std::size_t, 3> shape{2, 6, 5};
+  const auto K = kronex::kron(D, Mx, My);
+  check_plan(kronex::explain(K.transpose().adjoint().inverse(), shape), expected);
+  check_plan(kronex::explain(K.adjoint().transpose().inverse(), shape), expected);
+  check_plan(kronex::explain(K.inverse().transpose().adjoint(), shape), expected);
+  const auto b = kronex_test::random_tensor<C>(shape);
+  check_plan(kronex::explain(K.transpose().adjoint().solve(b)), expected);
+  check_plan(printed_operator(kronex::compile(K.transpose().adjoint().inverse(), b)), expected);
+  // The apply prints the same letter.
+  const std::string applied = kronex::explain(K.transpose().adjoint(), shape);
+  BOOST_TEST(applied.rfind("plan conj(kron(f0,f1,f2)) on (2,6,5):(30,5,1) [host, complex<double>]\n", 0) == 0u);
+  BOOST_TEST(applied.find("  f0 R  dense_matvec  ") != std::string::npos);
+  // Conjugating twice is no conjugate at all.
+  const std::string twice = kronex::explain(K.transpose().adjoint().transpose().adjoint().inverse(), shape);
+  BOOST_TEST(twice.rfind("plan inverse(kron(f0,f1,f2)) on ", 0) == 0u);
+  BOOST_TEST(twice.find(" R  ") == std::string::npos);
+}
+
+// The conjugate op computes conj(K)^{-1} b and conj(K) x: checked against the dense reference on
+// factors with nonzero imaginary parts (for real-valued factors R would be indistinguishable
+// from N), with a fused pair (modes 1 and 2) in the plan.
+BOOST_AUTO_TEST_CASE(conjugate_complex_matches_reference) {
+  using C = std::complex<double>;
+  auto rnd = [] { return kronex_test::random_value<C>(); };
+  xt::xtensor<C, 2> D = xt::xtensor<C, 2>::from_shape({3, 3});
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j) D(i, j) = rnd() + (i == j ? C(3, 1) : C(0));
+  kronex::banded<C> B(6, 2, 1);
+  for (std::size_t i = 0; i < 6; ++i)
+    for (std::size_t j = i >= 2 ? i - 2 : 0; j <= std::min<std::size_t>(5, i + 1); ++j)
+      B(i, j) = rnd() + (i == j ? C(4, -2) : C(0));
+  kronex::banded<C> P(5, 1, 1, boundary::periodic);
+  for (std::size_t i = 0; i < 5; ++i) {
+    P(i, i) = rnd() + C(3, 2);
+    P(i, (i + 1) % 5) = rnd();
+    P(i, (i + 4) % 5) = rnd();
+  }
+  const std::array<std::size_t, 3> shape{3, 6, 5};
+  const auto K = kronex::kron(D, B, P);
+  BOOST_TEST(kronex::compile(K.transpose().adjoint().inverse(), shape).plan().steps[1].fused_with_next);
+  const auto b = kronex_test::random_tensor<C>(shape);
+  const xt::xtensor<C, 3> x = K.transpose().adjoint().solve(b);
+  const auto expected = kronex::reference::solve(K.transpose().adjoint(), b);
+  BOOST_TEST(kronex_test::rel_error(x, expected) < 1e-12);
+  const xt::xtensor<C, 3> x2 = K.adjoint().transpose().solve(b);
+  BOOST_TEST(kronex_test::rel_error(x2, expected) < 1e-12);
+  const xt::xtensor<C, 3> y = K.transpose().adjoint().apply(b);
+  BOOST_TEST(kronex_test::rel_error(y, kronex::reference::apply(K.transpose().adjoint(), b)) < 1e-12);
+  // The check has teeth: conj(K)^{-1} b is far from K^{-1} b for these factors.
+  const xt::xtensor<C, 3> plain = K.solve(b);
+  BOOST_TEST(kronex_test::rel_error(plain, expected) > 1e-3);
+}
+
 // Apply (no inverse) of the first test's factors: matvec with the entries of each matrix.
 //  nnz: f0 rows 3,4,5,5,4,3 = 24; f1 tridiagonal + 2 corners = 15; f2 16.
-//  flops: 20 24 2 = 960; 24 15 2 = 720; 30 16 2 = 960; total 2640.
+//  flops: 20 24 2 = 960; 24 15 2 = 720; 30 16 2 = 960; total 2640 (no row scalings).
+//  fusion as in the solve: steps 1 and 2 (apply, modes 1 and 2, L = 6, slab 20 values) fuse.
+//  bytes: 1920 + 960 + 960 = 3840.
+//  workspace: panels as in the solve (largest S n V = 192), two of them (apply: output panel),
+//  + slab 20: (2 192 + 20) 8 = 3232.
 //  factors: apply programs hold row_ptr (n+1), src and coef: f0 7 4 + 24 12 = 316;
 //           f1 6 4 + 15 12 = 204; f2 5 4 + 16 12 = 212; total 732.
 BOOST_AUTO_TEST_CASE(apply_clamped_periodic_dense) {
@@ -225,9 +336,9 @@ BOOST_AUTO_TEST_CASE(apply_clamped_periodic_dense) {
       "    f2  dense n=4  matvec  nnz=16\n"
       "  steps\n"
       "    0  apply  mode 0  f0 N  band_matvec  (1,6,20):(120,20,1)  flops=960  bytes=1.92k\n"
-      "    1  apply  mode 1  f1 N  band_matvec  (6,5,4):(20,4,1)  flops=720  bytes=1.92k\n"
-      "    2  apply  mode 2  f2 N  dense_matvec  (30,4,1):(4,1,1)  flops=960  bytes=1.92k\n"
-      "  total  steps=3  flops=2.64k  bytes=5.76k  workspace=6.656kB  factors=732B\n";
+      "    1  apply  mode 1  f1 N  band_matvec  fused with 2  (6,5,4):(20,4,1)  flops=720  bytes=960\n"
+      "    2  apply  mode 2  f2 N  dense_matvec  (30,4,1):(4,1,1)  flops=960  bytes=960\n"
+      "  total  steps=3  flops=2.64k  bytes=3.84k  workspace=3.232kB  factors=732B\n";
   const std::array<std::size_t, 3> shape{6, 5, 4};
   check_plan(kronex::explain(kronex::kron(Mx, My, D), shape), expected);
   const auto b = kronex_test::random_tensor<double>(shape);
@@ -236,7 +347,10 @@ BOOST_AUTO_TEST_CASE(apply_clamped_periodic_dense) {
 
 // The apply example of docs/plans.md: identity skipped (steps start at mode 1), transposed.
 //  nnz: tridiagonal 3x3 = 7; clamped p=3 n=8 rows 4,5,6,7,7,6,5,4 = 44.
-//  N = 120: flops 40 7 2 = 560, 15 44 2 = 1320; bytes 1920. workspace max_n 8: 8192 + 512.
+//  N = 120: flops 40 7 2 = 560, 15 44 2 = 1320. Step 0 (mode 1, L = 5, slab 3 8 = 24 values)
+//  and step 1 (mode 2) fuse: "fused with 1", bytes 120 8 = 960 each.
+//  workspace: S n V = 3 3 16 = 144 (step 0: 40 lines), 1 8 16 = 128 (step 1: 15 lines); two
+//  panels (apply) + slab 24: (2 144 + 24) 8 = 2496.
 //  factors: 4 4 + 7 12 = 100; 9 4 + 44 12 = 564; total 664.
 BOOST_AUTO_TEST_CASE(documented_apply_example) {
   const xt::xtensor<double, 2> A = {{2, -1, 0}, {-1, 2, -1}, {0, -1, 2}};
@@ -248,17 +362,141 @@ BOOST_AUTO_TEST_CASE(documented_apply_example) {
       "    f1  dense n=3  matvec  nnz=7\n"
       "    f2  banded n=8 kl=3 ku=3 clamped  matvec  nnz=44\n"
       "  steps\n"
-      "    0  apply  mode 1  f1 T  dense_matvec  (5,3,8):(24,8,1)  flops=560  bytes=1.92k\n"
-      "    1  apply  mode 2  f2 T  band_matvec  (15,8,1):(8,1,1)  flops=1.32k  bytes=1.92k\n"
-      "  total  steps=2  flops=1.88k  bytes=3.84k  workspace=8.704kB  factors=664B\n";
+      "    0  apply  mode 1  f1 T  dense_matvec  fused with 1  (5,3,8):(24,8,1)  flops=560  bytes=960\n"
+      "    1  apply  mode 2  f2 T  band_matvec  (15,8,1):(8,1,1)  flops=1.32k  bytes=960\n"
+      "  total  steps=2  flops=1.88k  bytes=1.92k  workspace=2.496kB  factors=664B\n";
   check_plan(kronex::explain(kronex::kron(kronex::identity(5), A, Mx).transpose(), std::vector<std::size_t>{5, 3, 8}),
              expected);
 }
 
+// A fused pair in a 4D solve, shape (2,6,5,4), N = 240: f0 = [[1,2],[2,1]] (L nnz 1, U nnz 3,
+// 1 swap), f1 clamped p=2 n=6 (L 9, U 15), f2 periodic p=1 n=5 (L 7, U 12), f3 the dense 4x4
+// (L 6, U 10). Pairing is greedy: step 0 has L = 1 and stays alone; steps 1 and 2 (modes 1, 2;
+// L = 2, slab 6 20 8 = 960 B) fuse; step 3 has no partner left (step 2 is taken).
+//  flops: 120 ((1+3-2) 2 + 2) = 120 6 = 720; 40 ((9+15-6) 2 + 6) = 40 42 = 1680;
+//         48 ((7+12-5) 2 + 5) = 48 33 = 1584; 60 ((6+10-4) 2 + 4) = 60 28 = 1680; total 5664.
+//  bytes: 2 240 8 = 3840 for steps 0 and 3, 240 8 = 1920 for steps 1 and 2; total 11520.
+//  views: (1,2,120):(240,120,1), (2,6,20):(120,20,1), (12,5,4):(20,4,1), (60,4,1):(4,1,1).
+//  workspace: S n V = 8 2 16 = 256 (120 lines), 3 6 16 = 288 (40 lines), 3 5 16 = 240 (48),
+//  4 4 16 = 256 (60); one panel of 288 + slab 6 20 = 120: 408 8 = 3264.
+//  factors: f0 4 ops (1 swap + 1 L row + 2 U rows) 32 + 2 coef 12 = 152; f1 568; f2 456; f3 368;
+//  total 1544.
+BOOST_AUTO_TEST_CASE(fused_pair_4d) {
+  const xt::xtensor<double, 2> P = {{1, 2}, {2, 1}};
+  const auto Mx = kronex::gallery::bspline_mass<double>(6, 2);
+  const auto My = kronex::gallery::bspline_mass<double>(5, 1, boundary::periodic);
+  const auto D = dominant_dense();
+  const std::string expected =
+      "plan inverse(kron(f0,f1,f2,f3)) on (2,6,5,4):(120,20,4,1) [host, double]\n"
+      "  setup\n"
+      "    f0  dense n=2  getrf  L nnz=1 U nnz=3 swaps=1\n"
+      "    f1  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0\n"
+      "    f2  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 swaps=0\n"
+      "    f3  dense n=4  getrf  L nnz=6 U nnz=10 swaps=0\n"
+      "  steps\n"
+      "    0  solve  mode 0  f0 N  lu_subst  (1,2,120):(240,120,1)  flops=720  bytes=3.84k\n"
+      "    1  solve  mode 1  f1 N  lu_subst  fused with 2  (2,6,20):(120,20,1)  flops=1.68k  bytes=1.92k\n"
+      "    2  solve  mode 2  f2 N  lu_subst  (12,5,4):(20,4,1)  flops=1.584k  bytes=1.92k\n"
+      "    3  solve  mode 3  f3 N  lu_subst  (60,4,1):(4,1,1)  flops=1.68k  bytes=3.84k\n"
+      "  total  steps=4  flops=5.664k  bytes=11.52k  workspace=3.264kB  factors=1.544kB\n";
+  const std::array<std::size_t, 4> shape{2, 6, 5, 4};
+  const auto K = kronex::kron(P, Mx, My, D);
+  check_plan(kronex::explain(K.inverse(), shape), expected);
+  auto solver = kronex::compile(K.inverse(), shape);
+  check_plan(printed_operator(solver), expected);
+  BOOST_TEST(solver.plan().flops() == 5664.0);
+  BOOST_TEST(solver.plan().bytes() == 11520.0);
+  BOOST_TEST(solver.plan().workspace_bytes == 3264u);
+  BOOST_TEST(solver.plan().factor_bytes == 1544u);
+  // Fused steps compute what unfused ones would: the dense reference, out of place and in place.
+  const auto b = kronex_test::random_tensor<double>(shape);
+  const auto expected_x = kronex::reference::solve(K, b);
+  BOOST_TEST(kronex_test::rel_error(solver(b), expected_x) < 1e-12);
+  xt::xtensor<double, 4> x = b;
+  solver(x, x);
+  BOOST_TEST(kronex_test::rel_error(x, expected_x) < 1e-12);
+}
+
+// Fused pairs against the dense reference on a shape whose slabs take the contiguous-run path
+// (mode 1: R = 5 16 = 80, mode 2: R = 16, both multiples of V = 16) and a last mode of 16, for
+// solves and applies (whose second, output panel the pair shares), real and complex.
+BOOST_AUTO_TEST_CASE(fused_pairs_match_reference) {
+  auto check = [](auto zero) {
+    using T = decltype(zero);
+    const xt::xtensor<T, 2> P = {{T(1), T(2)}, {T(2), T(1)}};
+    const auto Mx = kronex::gallery::bspline_mass<T>(6, 2);
+    const auto My = kronex::gallery::bspline_mass<T>(5, 1, boundary::periodic);
+    const auto Mz = kronex::gallery::bspline_mass<T>(16, 3);
+    const std::array<std::size_t, 4> shape{2, 6, 5, 16};
+    const auto K = kronex::kron(P, Mx, My, Mz);
+    auto solver = kronex::compile(K.inverse(), shape);
+    auto op = kronex::compile(K, shape);
+    BOOST_TEST(solver.plan().steps[1].fused_with_next);
+    BOOST_TEST(op.plan().steps[1].fused_with_next);
+    const auto b = kronex_test::random_tensor<T>(shape);
+    BOOST_TEST(kronex_test::rel_error(solver(b), kronex::reference::solve(K, b)) < 1e-12);
+    BOOST_TEST(kronex_test::rel_error(op(b), kronex::reference::apply(K, b)) < 1e-12);
+    const xt::xtensor<T, 4> xtr = K.transpose().solve(b);
+    BOOST_TEST(kronex_test::rel_error(xtr, kronex::reference::solve(K.transpose(), b)) < 1e-12);
+  };
+  check(0.0);
+  check(std::complex<double>(0));
+}
+
+// When a pair fuses, from the steps' flags and the workspace (which holds the slab):
+//  - slab budget 512 KiB, inclusive. (2,256,256): mode 1's slab is 256 256 8 = 524288 B = 512 KiB:
+//    fused. Workspace: S n V = 64 2 16 = 2048 for mode 0 (65536 lines; 256 KiB / 256 B = 1024,
+//    capped at 64), 8 256 16 = 32768 for modes 1 and 2 (512 lines; 256 KiB / 32 KiB = 8); one
+//    panel of 32768 + slab 65536: 98304 8 = 786432.
+//  - (2,256,257): slab 256 257 8 = 526336 B > 512 KiB: not fused. Workspace: mode 1 (514 lines)
+//    8 256 16 = 32768; mode 2 (512 lines, 256 KiB / (257 128) = 7.97) 7 257 16 = 28784; one panel
+//    of 32768, no slab: 262144.
+//  - an identity in between: steps on modes 1 and 3 are not adjacent: no fusion.
+//  - L = 1 for a step on mode 1 when mode 0 has size 1 (an identity(1)): no fusion.
+BOOST_AUTO_TEST_CASE(fusion_rules) {
+  const xt::xtensor<double, 2> P = {{1, 2}, {2, 1}};
+  const auto L256 = kronex::gallery::laplacian<double>(256);
+  const auto L257 = kronex::gallery::laplacian<double>(257);
+  auto fused = [](const kronex::plan_description& p) {
+    std::vector<bool> f;
+    for (const auto& st : p.steps) f.push_back(st.fused_with_next);
+    return f;
+  };
+  using flags = std::vector<bool>;
+  {
+    auto s = kronex::compile(kronex::kron(P, L256, L256).inverse(), std::array<std::size_t, 3>{2, 256, 256});
+    BOOST_TEST((fused(s.plan()) == flags{false, true, false}));
+    BOOST_TEST(s.plan().workspace_bytes == 786432u);
+    BOOST_TEST(s.plan().bytes() == 2.0 * 131072 * 8 + 2.0 * 131072 * 8);
+  }
+  {
+    auto s = kronex::compile(kronex::kron(P, L256, L257).inverse(), std::array<std::size_t, 3>{2, 256, 257});
+    BOOST_TEST((fused(s.plan()) == flags{false, false, false}));
+    BOOST_TEST(s.plan().workspace_bytes == 262144u);
+    BOOST_TEST(kronex::to_string(s.plan()).find("fused") == std::string::npos);
+  }
+  const auto M = kronex::gallery::bspline_mass<double>(6, 2);
+  const auto D = dominant_dense();
+  {
+    auto s = kronex::compile(kronex::kron(P, M, kronex::identity(3), D).inverse(), std::array<std::size_t, 4>{2, 6, 3, 4});
+    BOOST_TEST((fused(s.plan()) == flags{false, false, false}));
+    BOOST_TEST(s.plan().steps[2].mode == 3u);
+  }
+  {
+    auto s = kronex::compile(kronex::kron(kronex::identity(1), M, D).inverse(), std::array<std::size_t, 3>{1, 6, 4});
+    BOOST_TEST((fused(s.plan()) == flags{false, false}));
+    // With 2 in front of it, the same pair fuses.
+    auto t = kronex::compile(kronex::kron(kronex::identity(2), M, D).inverse(), std::array<std::size_t, 3>{2, 6, 4});
+    BOOST_TEST((fused(t.plan()) == flags{true, false}));
+  }
+}
+
 // Identity and diagonal factors mixed in, shape (3,6,4), N = 72: the identity gets no step, the
 // diagonal a scale step (N 1 = 72 flops for double).
-//  solve: lines 12, (9+15) 2 -> 576; bytes 2 72 8 = 1152; workspace max_n 6 -> 6656.
-//  factors: f1 568 + scale 4 8 = 600. The apply variant: f1 316 + 32 = 348.
+//  solve: lines 12, (9+15-6) 2 + 6 = 42 -> 504; bytes 2 72 8 = 1152 (no fusion: the next step
+//  is a scale); workspace: 12 lines, S = 1, S n V = 6 16 = 96 values -> 768.
+//  factors: f1 568 + scale 4 8 = 600. The apply variant: 12 24 2 = 576 flops, two panels: 1536;
+//  factors f1 316 + 32 = 348.
 BOOST_AUTO_TEST_CASE(identity_and_diagonal) {
   const auto M = kronex::gallery::bspline_mass<double>(6, 2);
   const auto d = kronex::diagonal(std::vector<double>{1, 2, 3, 4});
@@ -271,9 +509,9 @@ BOOST_AUTO_TEST_CASE(identity_and_diagonal) {
              "    f1  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0\n"
              "    f2  diagonal n=4  scale\n"
              "  steps\n"
-             "    0  solve  mode 1  f1 N  lu_subst  (3,6,4):(24,4,1)  flops=576  bytes=1.152k\n"
+             "    0  solve  mode 1  f1 N  lu_subst  (3,6,4):(24,4,1)  flops=504  bytes=1.152k\n"
              "    1  scale  mode 2  f2 N  scale  (18,4,1):(4,1,1)  flops=72  bytes=1.152k\n"
-             "  total  steps=2  flops=648  bytes=2.304k  workspace=6.656kB  factors=600B\n");
+             "  total  steps=2  flops=576  bytes=2.304k  workspace=768B  factors=600B\n");
   check_plan(kronex::explain(K, shape),
              "plan kron(f0,f1,f2) on (3,6,4):(24,4,1) [host, double]\n"
              "  setup\n"
@@ -283,12 +521,12 @@ BOOST_AUTO_TEST_CASE(identity_and_diagonal) {
              "  steps\n"
              "    0  apply  mode 1  f1 N  band_matvec  (3,6,4):(24,4,1)  flops=576  bytes=1.152k\n"
              "    1  scale  mode 2  f2 N  scale  (18,4,1):(4,1,1)  flops=72  bytes=1.152k\n"
-             "  total  steps=2  flops=648  bytes=2.304k  workspace=6.656kB  factors=348B\n");
+             "  total  steps=2  flops=648  bytes=2.304k  workspace=1.536kB  factors=348B\n");
 }
 
 // Only identities: one copy step over the whole tensor, no mode/factor/letter; the value type
-// comes from the tensor. float, shape (4,3): bytes 2 12 4 = 96; no panels (max_n = 0), only
-// the W = 128 line offsets: 1024 B. (The docs/plans.md example.)
+// comes from the tensor. float, shape (4,3): bytes 2 12 4 = 96; no solve/apply step, so no
+// panel and no slab: workspace 0 B. (The docs/plans.md example.)
 BOOST_AUTO_TEST_CASE(all_identity_copy) {
   const auto b = xt::xtensor<float, 2>::from_shape({4, 3});
   const std::string expected =
@@ -298,7 +536,7 @@ BOOST_AUTO_TEST_CASE(all_identity_copy) {
       "    f1  identity n=3  skipped\n"
       "  steps\n"
       "    0  copy  memcpy  (1,12,1):(12,1,1)  flops=0  bytes=96\n"
-      "  total  steps=1  flops=0  bytes=96  workspace=1.024kB  factors=0B\n";
+      "  total  steps=1  flops=0  bytes=96  workspace=0B  factors=0B\n";
   const auto K = kronex::kron(kronex::identity(4), kronex::identity(3));
   check_plan(kronex::explain(K, b), expected);
   // The inverse of the identity is a copy too.
@@ -307,7 +545,8 @@ BOOST_AUTO_TEST_CASE(all_identity_copy) {
   check_plan(kronex::explain(K.inverse(), b), inv);
 }
 
-// Rank 1: the shape prints as "(n,)". N = 6: bytes 96, flops 1 (9+15) 2 = 48.
+// Rank 1: the shape prints as "(n,)". N = 6: bytes 96, flops 1 ((9+15-6) 2 + 6) = 42;
+// workspace: 1 line, S = 1: 6 16 8 = 768.
 BOOST_AUTO_TEST_CASE(rank_one) {
   const auto M = kronex::gallery::bspline_mass<double>(6, 2);
   check_plan(kronex::explain(kronex::kron(M).inverse(), std::array<std::size_t, 1>{6}),
@@ -315,8 +554,8 @@ BOOST_AUTO_TEST_CASE(rank_one) {
              "  setup\n"
              "    f0  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0\n"
              "  steps\n"
-             "    0  solve  mode 0  f0 N  lu_subst  (1,6,1):(6,1,1)  flops=48  bytes=96\n"
-             "  total  steps=1  flops=48  bytes=96  workspace=6.656kB  factors=568B\n");
+             "    0  solve  mode 0  f0 N  lu_subst  (1,6,1):(6,1,1)  flops=42  bytes=96\n"
+             "  total  steps=1  flops=42  bytes=96  workspace=768B  factors=568B\n");
 }
 
 // Printing is deterministic: compiling the same expression twice, or from equal copies of the
