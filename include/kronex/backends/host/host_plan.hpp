@@ -116,13 +116,15 @@ public:
       const step& st = m_desc.steps[s];
       const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
       if (st.fused_with_next) {
-        // Slab l holds the lines of both modes for one index of the modes before them: the
-        // first step goes tensor -> slab buffer, the second slab buffer -> tensor.
+        // Slab l holds the lines of both modes for one index l of the modes before them; a
+        // group of consecutive slabs is contiguous. The first step goes tensor -> slab buffer,
+        // the second slab buffer -> tensor.
         const step& next = m_desc.steps[s + 1];
-        const std::size_t slab = n * R;
-        for (std::size_t l = 0; l < L; ++l) {
-          run_step(s, 1, n, R, src + l * slab, m_slab.data());
-          run_step(s + 1, n, next.view[1], next.view[2], m_slab.data(), x + l * slab);
+        const std::size_t slab = n * R, group = m_slab_group[s];
+        for (std::size_t l = 0; l < L; l += group) {
+          const std::size_t g = std::min(group, L - l);
+          run_step(s, g, n, R, src + l * slab, m_slab.data());
+          run_step(s + 1, g * n, next.view[1], next.view[2], m_slab.data(), x + l * slab);
         }
         ++s;
       } else {
@@ -166,12 +168,14 @@ private:
 
   // Two consecutive panel steps on adjacent modes k, k+1 whose slab (n_k x n_k+1 x R_k+1 values,
   // contiguous for each index of the modes before) fits in L2 run slab by slab: the tensor is
-  // read and written once for both, instead of twice. Only the pairing is decided here.
+  // read and written once for both, instead of twice. As many slabs as fit are taken at once,
+  // so small slabs still fill whole strips. Only the pairing and grouping are decided here.
   void fuse_adjacent_modes() {
     constexpr std::size_t slab_budget = std::size_t(512) << 10;
     auto panel_step = [](const step& st) { return st.kind == step_kind::solve || st.kind == step_kind::apply; };
     std::size_t slab_size = 0;
     auto& steps = m_desc.steps;
+    m_slab_group.assign(steps.size(), 0);
     for (std::size_t s = 0; s + 1 < steps.size(); ++s) {
       const step &a = steps[s], &b = steps[s + 1];
       const std::size_t slab = a.view[1] * a.view[2];
@@ -180,7 +184,8 @@ private:
         continue;
       steps[s].fused_with_next = true;
       steps[s].bytes = steps[s + 1].bytes = double(product(m_shape)) * sizeof(T);  // one read, one write
-      slab_size = std::max(slab_size, slab);
+      m_slab_group[s] = std::min(a.view[0], slab_budget / (slab * sizeof(T)));
+      slab_size = std::max(slab_size, m_slab_group[s] * slab);
       ++s;
     }
     m_slab.assign(slab_size, T(0));
@@ -201,7 +206,8 @@ private:
   std::vector<row_program<T>> m_programs;
   std::vector<std::vector<T>> m_scales;
   std::vector<T> m_panels;
-  std::vector<T> m_slab;                        // one slab of a fused step pair
+  std::vector<T> m_slab;                        // a group of slabs of a fused step pair
+  std::vector<std::size_t> m_slab_group;        // per fused step: slabs processed at once
 };
 
 } // namespace kronex::detail
