@@ -100,7 +100,6 @@ std::vector<T> lapack_solve(const xt::xtensor<T, 2>& a, std::size_t kl, std::siz
 template <class T>
 void check_solves(const kronex::factor_view<T>& view, const xt::xtensor<T, 2>& a, std::size_t lapack_kl,
                   std::size_t lapack_ku, const std::string& what) {
-  constexpr std::size_t W = kronex::detail::strip_width<T>;
   const auto lu = kronex::detail::factorize(view, 0);
   for (auto [o, letter] : transposes) {
     const auto b = random_panel<T>(view.n);

@@ -7,6 +7,7 @@
 #include <complex>
 #include <cstddef>
 
+#include "../../core/target_clones.hpp"
 #include "../../plan/row_program.hpp"
 #include "tiles.hpp"
 
@@ -51,7 +52,7 @@ inline void scale_row(T* __restrict r, const T c) {
 // strip stays in L1 while the whole program runs, and its V accumulators live in registers.
 // (Interleaving two strips for more independent work was measured slower: it spills registers.)
 template <class T>
-void run_solve_program(const row_program<T>& p, T* strip) {
+KRONEX_TARGET_CLONES void run_solve_program(const row_program<T>& p, T* strip) {
   constexpr std::size_t V = strip_width<T>;
   const index_t* src = p.src.data();
   const T* coef = p.coef.data();
@@ -71,7 +72,7 @@ void run_solve_program(const row_program<T>& p, T* strip) {
 
 // Out of place on one strip: out = op(A) in.
 template <class T>
-void run_apply_program(const row_program<T>& p, const T* in, T* out) {
+KRONEX_TARGET_CLONES void run_apply_program(const row_program<T>& p, const T* in, T* out) {
   constexpr std::size_t V = strip_width<T>;
   const index_t* src = p.src.data();
   const T* coef = p.coef.data();

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "../../core/target_clones.hpp"
+
 namespace kronex::detail {
 
 // How many lines a strip holds: 128 bytes of each row (16 doubles).
@@ -34,7 +36,7 @@ struct panel_walk {
 
   // Copy lines [m, m+w) (w <= V) into a strip, or back out of it (to_strip = false).
   template <bool to_strip>
-  void move_strip(std::size_t m, std::size_t w, const T* src, T* dst, T* strip) const {
+  KRONEX_TARGET_CLONES void move_strip(std::size_t m, std::size_t w, const T* src, T* dst, T* strip) const {
     if (R == 1) {
       // The last mode: lines are contiguous, so this is a transpose of a w x n block. The loop
       // runs along the tensor's memory (sequential in L3/DRAM) and strides through the strip,
