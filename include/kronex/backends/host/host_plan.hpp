@@ -33,16 +33,14 @@ public:
     m_desc.value_type = value_traits<T>::name;
     m_desc.expression = d.text();
     m_desc.shape = shape;
-    const op o = d.trans;
     for (std::size_t k = 0; k < d.factors.size(); ++k) setup_factor(d.factors[k], k);
     for (const auto& t : schedule(d)) {
       step st;
       st.kind = t.kind;
       st.mode = t.mode;
-      st.trans = o;
+      st.trans = d.trans;
       std::tie(st.view, st.view_strides) = mode_view(shape, t.mode);
-      const double size = double(product(shape));
-      st.bytes = 2.0 * size * sizeof(T);
+      st.bytes = 2.0 * double(product(shape)) * sizeof(T);
       st.factor = long(t.mode);
       switch (t.kind) {
         case step_kind::copy:
@@ -50,49 +48,21 @@ public:
           st.method = "memcpy";
           st.view = shape_t{1, product(shape), 1};
           st.view_strides = shape_t{product(shape), 1, 1};
+          m_payload.push_back(0);
           break;
-        case step_kind::scale: {
-          const auto& f = d.factors[t.mode];
-          std::vector<T> s(f.n);
-          for (std::size_t i = 0; i < f.n; ++i) {
-            const T di = is_conjugated(o) ? conj_if_complex(f.data[i]) : f.data[i];
-            if (d.inverse && di == T(0)) throw_singular(t.mode, long(i + 1), f.describe(), "diagonal");
-            s[i] = d.inverse ? T(1) / di : di;
-          }
-          st.method = "scale";
-          st.flops = size * mul_flops;
-          m_payload.push_back(m_scales.size());
-          m_scales.push_back(std::move(s));
+        case step_kind::scale:
+          add_scale(d, st);
           break;
-        }
         case step_kind::solve:
-        case step_kind::apply: {
-          const auto& f = d.factors[t.mode];
-          row_program<T> p;
-          auto& fs = m_desc.setup[t.mode];
-          if (t.kind == step_kind::solve) {
-            const lu_factors<T> lu = factorize(f, t.mode);
-            p = solve_program(lu, o);
-            fs.method = lu.method == "gbtrf" ? message("gbtrf kl=", lu.lapack_kl, " ku=", lu.lapack_ku) : lu.method;
-            fs.result = message("L nnz=", lu.nnz_lower(), " U nnz=", lu.nnz_upper(), " swaps=", lu.swaps.size());
-          } else {
-            p = apply_program(f, o);
-            fs.method = "matvec";
-            fs.result = message("nnz=", p.coef.size());
-          }
-          st.method = t.kind == step_kind::solve ? "lu_subst" : (f.kind == factor_kind::dense ? "dense_matvec" : "band_matvec");
-          st.flops = size / double(f.n) * (double(p.madds()) * madd_flops + double(p.multiplies()) * mul_flops);
-          m_payload.push_back(m_programs.size());
-          m_programs.push_back(std::move(p));
+        case step_kind::apply:
+          add_row_program(d, st);
           break;
-        }
       }
-      if (t.kind == step_kind::copy) m_payload.push_back(0);
       m_desc.steps.push_back(std::move(st));
     }
     fuse_adjacent_modes();
-    // One panel per solve step, a second (output) panel when an apply step runs, sized for the
-    // largest step; scale and copy steps need none.
+    // One panel shared by all steps, sized for the largest; a second (output) panel when an
+    // apply step runs; scale and copy steps need none.
     std::size_t panel = 0;
     bool out_panel = false;
     for (const auto& st : m_desc.steps) {
@@ -135,6 +105,44 @@ public:
   }
 
 private:
+  // A diagonal factor: its values (or their inverses for a solve, conjugated when op conjugates).
+  void add_scale(const operator_desc<T>& d, step& st) {
+    const auto& f = d.factors[st.mode];
+    std::vector<T> s(f.n);
+    for (std::size_t i = 0; i < f.n; ++i) {
+      const T di = is_conjugated(st.trans) ? conj_if_complex(f.data[i]) : f.data[i];
+      if (d.inverse && di == T(0)) throw_singular(st.mode, long(i + 1), f.describe(), "diagonal");
+      s[i] = d.inverse ? T(1) / di : di;
+    }
+    st.method = "scale";
+    st.flops = double(product(m_shape)) * mul_flops;
+    m_payload.push_back(m_scales.size());
+    m_scales.push_back(std::move(s));
+  }
+
+  // A banded or dense factor: factored once (solve) or taken as is (apply), as a row program.
+  void add_row_program(const operator_desc<T>& d, step& st) {
+    const auto& f = d.factors[st.mode];
+    auto& fs = m_desc.setup[st.mode];
+    row_program<T> p;
+    if (st.kind == step_kind::solve) {
+      const lu_factors<T> lu = factorize(f, st.mode);
+      p = solve_program(lu, st.trans);
+      fs.method = lu.method == "gbtrf" ? message("gbtrf kl=", lu.lapack_kl, " ku=", lu.lapack_ku) : lu.method;
+      fs.result = message("L nnz=", lu.nnz_lower(), " U nnz=", lu.nnz_upper(), " swaps=", lu.swaps.size());
+      st.method = "lu_subst";
+    } else {
+      p = apply_program(f, st.trans);
+      fs.method = "matvec";
+      fs.result = message("nnz=", p.coef.size());
+      st.method = f.kind == factor_kind::dense ? "dense_matvec" : "band_matvec";
+    }
+    const double lines = double(product(m_shape)) / double(f.n);
+    st.flops = lines * (double(p.madds()) * madd_flops + double(p.multiplies()) * mul_flops);
+    m_payload.push_back(m_programs.size());
+    m_programs.push_back(std::move(p));
+  }
+
   // Step s on the tensor view (L, n, R) from src to dst (which may be equal).
   void run_step(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const T* src, T* dst) {
     switch (m_desc.steps[s].kind) {
