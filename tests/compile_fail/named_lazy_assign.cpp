@@ -1,6 +1,5 @@
 // MUST NOT COMPILE: initialising a tensor from a NAMED lazy result (it converts only as an
-// rvalue). Unlike lvalue .eval(), this is rejected by overload resolution, not by a kronex
-// static_assert, so the test only requires the diagnostic to be about kronex::lazy_result.
+// rvalue); kronex's static_assert explains why.
 #include <utility>
 
 #include <kronex/kronex.hpp>

@@ -33,17 +33,21 @@ struct evaluated_operand { using type = E; };
 template <class E>
 struct evaluated_operand<E, std::enable_if_t<is_lazy_result<E>::value>> { using type = typename E::result_type; };
 
+template <class>
+inline constexpr bool always_false = false;
+
 template <class B>
 decltype(auto) evaluate_operand(B&& b) {
   if constexpr (is_lazy_result<std::decay_t<B>>::value) {
+    static_assert(!std::is_const_v<std::remove_reference_t<B>>,
+                  "kronex: a named lazy result used as an operand must be moved in "
+                  "(K.apply(std::move(r))): a lazy result is evaluated once, as an rvalue");
     return std::move(b).eval();   // nested expression: evaluated first, into a temporary
   } else {
     return std::forward<B>(b);
   }
 }
 
-template <class>
-inline constexpr bool always_false = false;
 } // namespace detail
 
 template <class OpClosure, class OperandClosure>
@@ -72,6 +76,16 @@ public:
                   "(xt::xtensor<T, D> x = K.solve(b);), call std::move(r).eval(), or keep "
                   "kronex::compile(K.inverse(), b) for repeated solves.");
     return {};
+  }
+  // The same rule for `xt::xtensor<T, D> x = r;` with a named r: the message, not a bare
+  // "no conversion" error.
+  template <class U>
+  operator U() & {
+    static_assert(detail::always_false<U>,
+                  "kronex: a lazy result is evaluated once, as an rvalue. Assign it directly "
+                  "(xt::xtensor<T, D> x = K.solve(b);), call std::move(r).eval(), or keep "
+                  "kronex::compile(K.inverse(), b) for repeated solves.");
+    return U{};
   }
 
   // For explain(): the operator and the operand this result would be computed from.
