@@ -85,31 +85,30 @@ struct panel_walk {
     }
   }
 
+  // Gather (to_panel) or scatter the `strips` strips of the panel that starts at line m0.
+  template <bool to_panel>
+  void move_panel(std::size_t m0, std::size_t strips, const T* src, T* dst, T* panel) const {
+    if (R % V == 0) {
+      move_panel_runs<to_panel>(m0, strips, src, dst, panel);
+      return;
+    }
+    const std::size_t total = lines();
+    for (std::size_t s = 0; s < strips; ++s) {
+      const std::size_t m = m0 + s * V;
+      move_strip<to_panel>(m, std::min(V, total - m), src, dst, panel + s * n * V);
+    }
+  }
+
   // work(panel, strips) runs the kernel in place on the gathered strips and returns the panel to
   // scatter from (the same panel, or an output panel of the same shape).
   template <class Work>
   void run(const T* src, T* dst, T* panel, Work&& work) const {
-    const std::size_t total = lines(), strip_size = n * V;
-    const bool runs = R % V == 0;
+    const std::size_t total = lines();
     for (std::size_t m0 = 0; m0 < total; m0 += S * V) {
       const std::size_t strips = std::min(S, (total - m0 + V - 1) / V);
-      if (runs) {
-        move_panel_runs<true>(m0, strips, src, nullptr, panel);
-      } else {
-        for (std::size_t s = 0; s < strips; ++s) {
-          const std::size_t m = m0 + s * V;
-          move_strip<true>(m, std::min(V, total - m), src, nullptr, panel + s * strip_size);
-        }
-      }
+      move_panel<true>(m0, strips, src, nullptr, panel);
       T* out = work(panel, strips);
-      if (runs) {
-        move_panel_runs<false>(m0, strips, nullptr, dst, out);
-      } else {
-        for (std::size_t s = 0; s < strips; ++s) {
-          const std::size_t m = m0 + s * V;
-          move_strip<false>(m, std::min(V, total - m), nullptr, dst, out + s * strip_size);
-        }
-      }
+      move_panel<false>(m0, strips, nullptr, dst, out);
     }
   }
 };
