@@ -46,8 +46,11 @@ std::string explain(const kron_expr<C...>& expr, const Like& like) {
 template <class O, class B>
 std::string explain(const lazy_result<O, B>& r) {
   if constexpr (detail::is_lazy_result<std::decay_t<B>>::value) {
-    using T = typename lazy_result<O, B>::value_type;
-    return to_string(host_operator<T, O::rank>(r.op().template describe<T>(), r.op().sizes()).plan());
+    // The operand is itself lazy: the plan is compiled for its result's backend and shape.
+    using R = lazy_result<O, B>;
+    using T = typename R::value_type;
+    using compiled = typename R::backend_type::template compiled_type<T, O::rank>;
+    return to_string(compiled(r.op().template describe<T>(), r.op().sizes()).plan());
   } else {
     return explain(r.op(), r.operand());
   }

@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "factors/banded.hpp"
 #include "factors/diagonal.hpp"
+#include "factors/function_solver.hpp"
 #include "factors/identity.hpp"
 #include "factors/gallery.hpp"
 #include "expr/kron.hpp"

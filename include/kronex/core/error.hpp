@@ -52,6 +52,19 @@ public:
   using error::error;
 };
 
+// A host<->device copy where none may happen: inside a kronex::no_transfer_guard scope.
+class transfer_error : public error {
+public:
+  using error::error;
+};
+
+// A CUDA or cuBLAS call (or a Thrust algorithm on the device) failed; the message names the call
+// and the status, by name and number.
+class device_error : public error {
+public:
+  using error::error;
+};
+
 namespace detail {
 // Streams all arguments into one message; keeps throw sites to a single readable line.
 template <class... Args>

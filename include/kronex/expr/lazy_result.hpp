@@ -57,6 +57,7 @@ class lazy_result {
   using backend = backend_traits<operand_type>;
 
 public:
+  using backend_type = backend;
   using value_type = typename backend::template value_type<op_type>;
   using result_type = typename backend::template result_type<value_type, op_type::rank>;
 

@@ -3,6 +3,7 @@
 // layer reads. Each factor type the user can pass to kron() maps to a view here, and nowhere else
 // does kronex branch on factor types; adding a factor type means adding one make_view overload.
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <type_traits>
 
@@ -12,11 +13,12 @@
 #include "../core/value_traits.hpp"
 #include "banded.hpp"
 #include "diagonal.hpp"
+#include "function_solver.hpp"
 #include "identity.hpp"
 
 namespace kronex {
 
-enum class factor_kind { identity, diagonal, banded, dense };
+enum class factor_kind { identity, diagonal, banded, dense, function };
 
 inline const char* to_string(factor_kind k) {
   switch (k) {
@@ -24,6 +26,7 @@ inline const char* to_string(factor_kind k) {
     case factor_kind::diagonal: return "diagonal";
     case factor_kind::banded: return "banded";
     case factor_kind::dense: return "dense";
+    case factor_kind::function: return "function";
   }
   return "?";
 }
@@ -36,6 +39,10 @@ struct factor_view {
   boundary bc = boundary::clamped;      // banded only
   const T* data = nullptr;              // banded: diagonals; diagonal: values; dense: A(0,0)
   std::ptrdiff_t row_stride = 0, col_stride = 0;  // dense only, in elements
+  const std::function<void(T*, std::size_t)>* solve = nullptr;  // function only
+  // False when the factor type declares that the device backend must not turn it into a dense
+  // inverse (function_solver): its mode is then staged through the host.
+  bool densify_on_device = true;
 
   // A(i, j) for any factor kind; used to build factorizations and the dense reference.
   T operator()(std::size_t i, std::size_t j) const {
@@ -43,6 +50,8 @@ struct factor_view {
       case factor_kind::identity: return i == j ? T(1) : T(0);
       case factor_kind::diagonal: return i == j ? data[i] : T(0);
       case factor_kind::dense: return data[std::ptrdiff_t(i) * row_stride + std::ptrdiff_t(j) * col_stride];
+      case factor_kind::function:
+        throw invalid_factor(detail::message("kronex: a function solver (n=", n, ") has no entries to read"));
       case factor_kind::banded: {
         long d = long(j) - long(i);
         if (bc == boundary::periodic) {
@@ -61,6 +70,7 @@ struct factor_view {
       case factor_kind::identity: return detail::message("identity n=", n);
       case factor_kind::diagonal: return detail::message("diagonal n=", n);
       case factor_kind::dense: return detail::message("dense n=", n);
+      case factor_kind::function: return detail::message("function n=", n);
       case factor_kind::banded:
         return detail::message("banded n=", n, " kl=", kl, " ku=", ku, " ", to_string(bc));
     }
@@ -82,6 +92,8 @@ template <class T>
 struct is_factor<diagonal_factor<T>> : std::true_type {};
 template <>
 struct is_factor<identity_factor> : std::true_type {};
+template <class T>
+struct is_factor<function_solver<T>> : std::true_type {};
 template <class T, xt::layout_type L>
 struct is_factor<xt::xtensor<T, 2, L>> : std::true_type {};
 
@@ -111,6 +123,16 @@ factor_view<T> make_view(const identity_factor& a) {
   factor_view<T> v;
   v.kind = factor_kind::identity;
   v.n = a.size();
+  return v;
+}
+
+template <class T>
+factor_view<T> make_view(const function_solver<T>& a) {
+  factor_view<T> v;
+  v.kind = factor_kind::function;
+  v.n = a.size();
+  v.solve = &a.function();
+  v.densify_on_device = function_solver<T>::densify_on_device;
   return v;
 }
 

@@ -30,9 +30,16 @@ struct plan_description {
   std::vector<step> steps;
   std::size_t workspace_bytes = 0;
   std::size_t factor_bytes = 0;
+  // Device plans count host<->device copies: those made once at compile time (uploads of the
+  // factors' matrices) and those each run makes (the sum over the steps). Printed when set.
+  bool counts_transfers = false;
+  std::size_t setup_transfers = 0;
+  std::size_t setup_transfer_bytes = 0;
 
   double flops() const { double s = 0; for (auto& st : steps) s += st.flops; return s; }
   double bytes() const { double s = 0; for (auto& st : steps) s += st.bytes; return s; }
+  std::size_t run_transfers() const { std::size_t s = 0; for (auto& st : steps) s += st.transfers; return s; }
+  double run_transfer_bytes() const { double s = 0; for (auto& st : steps) s += st.transfer_bytes; return s; }
 };
 
 namespace detail {
@@ -66,12 +73,18 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
     if (st.kind != step_kind::copy) os << "  mode " << st.mode << "  f" << st.factor << ' ' << trans_letter(st.trans);
     os << "  " << st.method << (st.fused_with_next ? "  fused with " + std::to_string(s + 1) : std::string())
        << "  " << detail::format_layout(st.view, st.view_strides)
-       << "  flops=" << detail::format_count(st.flops) << "  bytes=" << detail::format_count(st.bytes) << "\n";
+       << "  flops=" << detail::format_count(st.flops) << "  bytes=" << detail::format_count(st.bytes);
+    if (st.transfers) os << "  transfers=" << st.transfers << " (" << detail::format_count(st.transfer_bytes) << "B)";
+    os << "\n";
   }
   os << "  total  steps=" << p.steps.size() << "  flops=" << detail::format_count(p.flops())
      << "  bytes=" << detail::format_count(p.bytes())
      << "  workspace=" << detail::format_count(double(p.workspace_bytes))
      << "B  factors=" << detail::format_count(double(p.factor_bytes)) << "B\n";
+  if (p.counts_transfers) {
+    os << "  transfers  setup=" << p.setup_transfers << " (" << detail::format_count(double(p.setup_transfer_bytes))
+       << "B)  per run=" << p.run_transfers() << " (" << detail::format_count(p.run_transfer_bytes()) << "B)\n";
+  }
   return out << os.str();
 }
 

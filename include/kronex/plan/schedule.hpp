@@ -4,6 +4,7 @@
 //  - identity factors are skipped (no step at all);
 //  - diagonal factors become scale steps (by d, or 1/d for a solve; conjugated for adjoints);
 //  - transposes and adjoints are folded into each factor's step, never formed;
+//  - function solvers are solve-only and untransposed (invalid_factor otherwise);
 //  - when every factor is skipped, a single copy step remains.
 #include <cstddef>
 #include <vector>
@@ -27,6 +28,16 @@ std::vector<mode_task> schedule(const operator_desc<T>& d) {
       case factor_kind::diagonal: tasks.push_back({step_kind::scale, k}); break;
       case factor_kind::banded:
       case factor_kind::dense: tasks.push_back({d.inverse ? step_kind::solve : step_kind::apply, k}); break;
+      case factor_kind::function:
+        if (!d.inverse)
+          throw invalid_factor(message("kronex: factor f", k, " (", d.factors[k].describe(),
+                                       ") is a solver only: use it in solve() or inverse(), not apply()"));
+        if (d.trans != op::none)
+          throw invalid_factor(message("kronex: factor f", k, " (", d.factors[k].describe(), ") cannot be used ",
+                                       trans_letter(d.trans) == 'R' ? "conjugated" : "transposed",
+                                       ": it provides only the solve with A"));
+        tasks.push_back({step_kind::solve, k});
+        break;
     }
   }
   if (tasks.empty()) tasks.push_back({step_kind::copy, 0});

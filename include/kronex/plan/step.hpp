@@ -40,6 +40,9 @@ struct step {
   // Runs slab by slab together with the next step (adjacent modes whose slab fits in cache):
   // this step reads the tensor, the next one writes it, and the slab between stays in cache.
   bool fused_with_next = false;
+  // Host<->device copies this step makes each run (device plans: a stage_through_host step).
+  std::size_t transfers = 0;
+  double transfer_bytes = 0;
 };
 
 } // namespace kronex

@@ -5,6 +5,7 @@
 // two threads at once (it owns one workspace); copies are independent.
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,8 @@ public:
           break;
         case step_kind::solve:
         case step_kind::apply:
-          add_row_program(d, st);
+          if (d.factors[t.mode].kind == factor_kind::function) add_function_solve(d, st);
+          else add_row_program(d, st);
           break;
       }
       m_desc.steps.push_back(std::move(st));
@@ -65,13 +67,14 @@ public:
     // apply step runs; scale and copy steps need none.
     std::size_t panel = 0;
     bool out_panel = false;
-    for (const auto& st : m_desc.steps) {
-      if (st.kind == step_kind::solve || st.kind == step_kind::apply)
+    for (std::size_t s = 0; s < m_desc.steps.size(); ++s) {
+      const step& st = m_desc.steps[s];
+      if (panel_step(s))
         panel = std::max(panel, strips_per_panel<T>(st.view[1], st.view[0] * st.view[2]) * st.view[1] * V);
       out_panel = out_panel || st.kind == step_kind::apply;
     }
     m_panels.assign((out_panel ? 2 : 1) * panel, T(0));
-    m_desc.workspace_bytes = (m_panels.size() + m_slab.size()) * sizeof(T);
+    m_desc.workspace_bytes = (m_panels.size() + m_slab.size() + m_lines.size()) * sizeof(T);
     for (const auto& p : m_programs) m_desc.factor_bytes += p.bytes();
     for (const auto& s : m_scales) m_desc.factor_bytes += s.size() * sizeof(T);
   }
@@ -143,6 +146,48 @@ private:
     m_programs.push_back(std::move(p));
   }
 
+  // A function solver: the plan keeps its own copy of the function. Lines of a mode that is not
+  // the last are gathered into contiguous vectors, up to function_lines at a time.
+  void add_function_solve(const operator_desc<T>& d, step& st) {
+    const auto& f = d.factors[st.mode];
+    auto& fs = m_desc.setup[st.mode];
+    fs.method = "function";
+    st.method = "function";
+    st.flops = 0;  // unknown: the function's own work
+    m_payload.push_back(m_functions.size());
+    m_functions.push_back(*f.solve);
+    if (st.view[2] > 1) m_lines.resize(std::max(m_lines.size(), f.n * std::min(st.view[2], function_lines(f.n))));
+  }
+
+  static std::size_t function_lines(std::size_t n) { return std::max<std::size_t>(1, (std::size_t(64) << 10) / (n * sizeof(T))); }
+
+  void run_function_solve(const std::function<void(T*, std::size_t)>& solve, std::size_t L, std::size_t n,
+                          std::size_t R, const T* src, T* dst) {
+    if (src != dst) std::memcpy(dst, src, L * n * R * sizeof(T));
+    if (R == 1) {  // the lines are contiguous already
+      solve(dst, L);
+      return;
+    }
+    const std::size_t chunk = std::min(R, function_lines(n));
+    for (std::size_t l = 0; l < L; ++l) {
+      T* slab = dst + l * n * R;
+      for (std::size_t r0 = 0; r0 < R; r0 += chunk) {
+        const std::size_t c = std::min(chunk, R - r0);
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t j = 0; j < c; ++j) m_lines[j * n + i] = slab[i * R + r0 + j];
+        solve(m_lines.data(), c);
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t j = 0; j < c; ++j) slab[i * R + r0 + j] = m_lines[j * n + i];
+      }
+    }
+  }
+
+  // Solve and apply steps with a row program run in panels; function solves do not.
+  bool panel_step(std::size_t s) const {
+    const step& st = m_desc.steps[s];
+    return (st.kind == step_kind::solve || st.kind == step_kind::apply) && st.method != "function";
+  }
+
   // Step s on the tensor view (L, n, R) from src to dst (which may be equal).
   void run_step(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const T* src, T* dst) {
     switch (m_desc.steps[s].kind) {
@@ -153,6 +198,10 @@ private:
         scale_mode(L, n, R, m_scales[m_payload[s]].data(), src, dst);
         break;
       case step_kind::solve: {
+        if (!panel_step(s)) {
+          run_function_solve(m_functions[m_payload[s]], L, n, R, src, dst);
+          break;
+        }
         const auto& p = m_programs[m_payload[s]];
         const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
         walk.run(src, dst, m_panels.data(), [&](T* panel, std::size_t strips) {
@@ -180,14 +229,13 @@ private:
   // so small slabs still fill whole strips. Only the pairing and grouping are decided here.
   void fuse_adjacent_modes() {
     constexpr std::size_t slab_budget = std::size_t(512) << 10;
-    auto panel_step = [](const step& st) { return st.kind == step_kind::solve || st.kind == step_kind::apply; };
     std::size_t slab_size = 0;
     auto& steps = m_desc.steps;
     m_slab_group.assign(steps.size(), 0);
     for (std::size_t s = 0; s + 1 < steps.size(); ++s) {
       const step &a = steps[s], &b = steps[s + 1];
       const std::size_t slab = a.view[1] * a.view[2];
-      if (!panel_step(a) || !panel_step(b) || b.mode != a.mode + 1 || a.view[0] == 1 ||
+      if (!panel_step(s) || !panel_step(s + 1) || b.mode != a.mode + 1 || a.view[0] == 1 ||
           slab * sizeof(T) > slab_budget)
         continue;
       steps[s].fused_with_next = true;
@@ -214,7 +262,9 @@ private:
   std::vector<row_program<T>> m_programs;
   std::vector<std::vector<T>> m_scales;
   std::vector<T> m_panels;
+  std::vector<std::function<void(T*, std::size_t)>> m_functions;
   std::vector<T> m_slab;                        // a group of slabs of a fused step pair
+  std::vector<T> m_lines;                       // gathered lines for function solves
   std::vector<std::size_t> m_slab_group;        // per fused step: slabs processed at once
 };
 

@@ -1,0 +1,89 @@
+#pragma once
+// The device runtime: the only door from header code (compiled by the application's C++
+// compiler) to code that runs on the device. It is a compiled library, built once per device
+// system: kronex::device_cuda (nvcc, Thrust from CCCL, cuBLAS) or kronex::device_cpu (g++, the
+// same Thrust code with THRUST_DEVICE_SYSTEM_OMP, host BLAS for the GEMMs). Everything here takes
+// raw pointers and sizes, so headers never instantiate a device algorithm themselves.
+//
+// Host<->device copies are not here: they go through detail::transfer (transfers.hpp), which
+// counts them.
+#include <complex>
+#include <cstddef>
+#include <memory>
+
+#include <thrust/device_vector.h>
+
+namespace kronex::detail::device {
+
+// "cuda", "omp" or "cpp": the device system this runtime was built for.
+const char* system_name();
+
+// Whether device work can run now: a GPU is present (CUDA), or always (CPU device systems).
+bool available();
+
+// Owns what device work is issued on: the cuBLAS handle and the stream (CUDA); nothing on a CPU
+// device. Every compiled device plan holds one; work on it is ordered.
+class context {
+public:
+  context();
+  ~context();
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+  void synchronize();
+  struct impl;
+  impl& get() noexcept { return *m_impl; }
+
+private:
+  std::unique_ptr<impl> m_impl;
+};
+
+// The process-wide context that plans share (created on first use).
+std::shared_ptr<context> default_context();
+
+// v.resize(n) without defining the contents, done where the device system's algorithms are
+// compiled (header code must not instantiate them: see docs/backends.md).
+template <class T>
+void resize(thrust::device_vector<T>& v, std::size_t n);
+
+// dst = src on the device (no host transfer), synchronous.
+void copy_on_device(void* dst, const void* src, std::size_t bytes);
+
+enum class copy_direction { host_to_device, device_to_host };
+// The raw copy behind detail::transfer; synchronous. Call detail::transfer instead.
+void raw_copy(copy_direction dir, void* dst, const void* src, std::size_t bytes);
+
+// Column-major GEMMs with cuBLAS's conventions (alpha = 1, beta = 0, C = op(A) op(B));
+// trans_a/trans_b are 'N' or 'T'. The stand-in on a CPU device calls the host BLAS.
+template <class T>
+struct blas {
+  static void gemm(context& ctx, char trans_a, char trans_b, long m, long n, long k, const T* a, long lda,
+                   const T* b, long ldb, T* c, long ldc);
+  static void gemm_strided_batched(context& ctx, char trans_a, char trans_b, long m, long n, long k,
+                                   const T* a, long lda, long long stride_a, const T* b, long ldb,
+                                   long long stride_b, T* c, long ldc, long long stride_c, long batch);
+};
+
+// dst[l, i, r] = s[i] * src[l, i, r] for a C-order (L, n, R) tensor; dst may equal src.
+template <class T>
+void scale_mode(context& ctx, std::size_t L, std::size_t n, std::size_t R, const T* s, const T* src, T* dst);
+
+// Elapsed time of device work between start() and stop(), from device events (CUDA) or the
+// steady clock after synchronizing (CPU device).
+class timer {
+public:
+  explicit timer(context& ctx);
+  ~timer();
+  timer(const timer&) = delete;
+  timer& operator=(const timer&) = delete;
+  void start();
+  void stop();
+  double seconds();  // waits for the stop event
+  struct impl;
+
+private:
+  std::unique_ptr<impl> m_impl;
+};
+
+#define KRONEX_DEVICE_FOR_EACH_VALUE_TYPE(X) X(float) X(double) X(std::complex<float>) X(std::complex<double>)
+
+} // namespace kronex::detail::device

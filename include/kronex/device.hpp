@@ -1,0 +1,10 @@
+#pragma once
+// kronex with the device backend: everything in kronex.hpp, plus device_tensor / device_view,
+// device plans, and the transfer counter. Link kronex::device_cuda (GPU) or kronex::device_cpu
+// (the same code on a CPU "device", for testing): see docs/backends.md.
+#include "kronex.hpp"
+
+#include "backends/device/device_operator.hpp"
+#include "backends/device/device_tensor.hpp"
+#include "backends/device/transfers.hpp"
+#include "backends/device/xtensor_interop.hpp"

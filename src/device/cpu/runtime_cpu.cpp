@@ -1,0 +1,50 @@
+// The device runtime for a CPU device system (THRUST_DEVICE_SYSTEM_OMP or _CPP): "device" memory
+// is host memory, so the copies are memcpy; they are still counted by detail::transfer, which is
+// what lets CI check the device backend's transfer behaviour without a GPU.
+#include <chrono>
+#include <cstring>
+#include <memory>
+
+#include <kronex/backends/device/runtime.hpp>
+#include <thrust/execution_policy.h>
+
+#if THRUST_DEVICE_SYSTEM != THRUST_DEVICE_SYSTEM_OMP && THRUST_DEVICE_SYSTEM != THRUST_DEVICE_SYSTEM_CPP
+#error "kronex's CPU device runtime needs THRUST_DEVICE_SYSTEM_OMP or THRUST_DEVICE_SYSTEM_CPP"
+#endif
+
+namespace kronex::detail::device {
+
+struct context::impl {};
+context::context() : m_impl(std::make_unique<impl>()) {}
+context::~context() = default;
+void context::synchronize() {}  // every operation below is synchronous
+
+std::shared_ptr<context> default_context() {
+  static const std::shared_ptr<context> ctx = std::make_shared<context>();
+  return ctx;
+}
+
+const char* system_name() { return THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_OMP ? "omp" : "cpp"; }
+bool available() { return true; }
+
+void raw_copy(copy_direction, void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+void copy_on_device(void* dst, const void* src, std::size_t bytes) {
+  if (dst != src && bytes) std::memcpy(dst, src, bytes);
+}
+
+struct timer::impl {
+  std::chrono::steady_clock::time_point start, stop;
+};
+timer::timer(context&) : m_impl(std::make_unique<impl>()) {}
+timer::~timer() = default;
+void timer::start() { m_impl->start = std::chrono::steady_clock::now(); }
+void timer::stop() { m_impl->stop = std::chrono::steady_clock::now(); }
+double timer::seconds() { return std::chrono::duration<double>(m_impl->stop - m_impl->start).count(); }
+
+namespace {
+auto device_policy(context&) { return thrust::device; }
+} // namespace
+
+} // namespace kronex::detail::device
+
+#include "../thrust_ops.inl"

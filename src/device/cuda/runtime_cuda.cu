@@ -1,0 +1,76 @@
+// The device runtime for CUDA: context (cuBLAS handle + stream), copies, events, and the shared
+// Thrust code compiled by nvcc.
+#include <memory>
+
+#include <thrust/execution_policy.h>
+#include <thrust/system/cuda/execution_policy.h>
+
+#include "cuda_context.hpp"
+
+namespace kronex::detail::device {
+
+context::context() : m_impl(std::make_unique<impl>()) {
+  check(cudaStreamCreate(&m_impl->stream), "cudaStreamCreate");
+  check(cublasCreate(&m_impl->handle), "cublasCreate");
+  check(cublasSetStream(m_impl->handle, m_impl->stream), "cublasSetStream");
+}
+
+context::~context() {
+  // Destructors must not throw: failures here are ignored (the process may be exiting).
+  if (m_impl->handle) cublasDestroy(m_impl->handle);
+  if (m_impl->stream) cudaStreamDestroy(m_impl->stream);
+}
+
+void context::synchronize() { check(cudaStreamSynchronize(m_impl->stream), "cudaStreamSynchronize"); }
+
+std::shared_ptr<context> default_context() {
+  static const std::shared_ptr<context> ctx = std::make_shared<context>();
+  return ctx;
+}
+
+const char* system_name() { return "cuda"; }
+
+bool available() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+void raw_copy(copy_direction dir, void* dst, const void* src, std::size_t bytes) {
+  check(cudaMemcpy(dst, src, bytes, dir == copy_direction::host_to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost),
+        dir == copy_direction::host_to_device ? "cudaMemcpy (host to device)" : "cudaMemcpy (device to host)");
+}
+
+void copy_on_device(void* dst, const void* src, std::size_t bytes) {
+  if (dst == src || bytes == 0) return;
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy (device to device)");
+}
+
+struct timer::impl {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+timer::timer(context& ctx) : m_impl(std::make_unique<impl>()) {
+  m_impl->stream = ctx.get().stream;
+  check(cudaEventCreate(&m_impl->start), "cudaEventCreate");
+  check(cudaEventCreate(&m_impl->stop), "cudaEventCreate");
+}
+timer::~timer() {
+  if (m_impl->start) cudaEventDestroy(m_impl->start);
+  if (m_impl->stop) cudaEventDestroy(m_impl->stop);
+}
+void timer::start() { check(cudaEventRecord(m_impl->start, m_impl->stream), "cudaEventRecord"); }
+void timer::stop() { check(cudaEventRecord(m_impl->stop, m_impl->stream), "cudaEventRecord"); }
+double timer::seconds() {
+  check(cudaEventSynchronize(m_impl->stop), "cudaEventSynchronize");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, m_impl->start, m_impl->stop), "cudaEventElapsedTime");
+  return double(ms) * 1e-3;
+}
+
+namespace {
+auto device_policy(context& ctx) { return thrust::cuda::par.on(ctx.get().stream); }
+} // namespace
+
+} // namespace kronex::detail::device
+
+#include "../thrust_ops.inl"
