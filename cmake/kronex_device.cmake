@@ -62,7 +62,7 @@ if(kronex_device_cuda_ok)
   # the host compiler does not see. Both sides therefore use Thrust's plain namespace.
   target_compile_definitions(kronex_device_cuda PUBLIC THRUST_DISABLE_ABI_NAMESPACE THRUST_IGNORE_ABI_NAMESPACE_ERROR)
   if(KRONEX_CCCL_DIR)
-    target_include_directories(kronex_device_cuda BEFORE PUBLIC $<BUILD_INTERFACE:${KRONEX_CCCL_DIR}>)
+    target_include_directories(kronex_device_cuda BEFORE PUBLIC ${KRONEX_CCCL_DIR})
   endif()
   target_compile_options(kronex_device_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
   target_link_libraries(kronex_device_cuda PUBLIC kronex CUDA::cudart CUDA::cublas)

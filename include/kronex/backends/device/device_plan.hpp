@@ -40,12 +40,8 @@ class device_plan {
 
 public:
   device_plan(const operator_desc<T>& d, const shape_t& shape)
-      : m_shape(shape), m_size(product(shape)), m_ctx(device::default_context()) {
+      : m_shape(shape), m_size(product(shape)), m_ctx(acquire_context()) {
     check_operand_shape(d, shape, d.inverse ? "right-hand side" : "operand");
-    if (!device::available()) {
-      throw backend_unavailable(message("kronex: the device backend (", device::system_name(),
-                                        ") has no device to run on: no GPU is visible to this process"));
-    }
     m_desc.backend = std::string("device ") + device::system_name();
     m_desc.value_type = value_traits<T>::name;
     m_desc.expression = d.text();
@@ -124,6 +120,14 @@ public:
   device::context& context() noexcept { return *m_ctx; }
 
 private:
+  static std::shared_ptr<device::context> acquire_context() {
+    if (!device::available()) {
+      throw backend_unavailable(message("kronex: the device backend (", device::system_name(),
+                                        ") has no device to run on: no GPU is visible to this process"));
+    }
+    return device::default_context();
+  }
+
   static bool is_gemm(method m) { return m == method::gemm_first || m == method::gemm_last || m == method::gemm_batched; }
 
   T* buffer_other_than(const T* p) {
