@@ -7,6 +7,8 @@
 //  - function solvers are solve-only and untransposed (invalid_factor otherwise);
 //  - when every factor is skipped, a single copy step remains.
 #include <cstddef>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "operator_desc.hpp"
@@ -48,6 +50,26 @@ std::vector<mode_task> schedule(const operator_desc<T>& d) {
 inline std::pair<shape_t, shape_t> mode_view(const shape_t& shape, std::size_t k) {
   const std::size_t L = product(shape, 0, k), n = shape[k], R = product(shape, k + 1);
   return {shape_t{L, n, R}, shape_t{n * R, R, 1}};
+}
+
+// The backend-neutral part of a task's step record: kind, mode, factor, op, the view, and the
+// traffic of reading and writing the tensor once. A copy step sees the tensor as one line.
+// Backends fill in the method and costs.
+inline step make_step(const mode_task& t, op trans, const shape_t& shape, std::size_t value_bytes) {
+  step st;
+  st.kind = t.kind;
+  st.mode = t.mode;
+  st.factor = t.kind == step_kind::copy ? -1 : long(t.mode);
+  st.trans = trans;
+  const std::size_t size = product(shape);
+  if (t.kind == step_kind::copy) {
+    st.view = shape_t{1, size, 1};
+    st.view_strides = shape_t{size, 1, 1};
+  } else {
+    std::tie(st.view, st.view_strides) = mode_view(shape, t.mode);
+  }
+  st.bytes = 2.0 * double(size) * double(value_bytes);
+  return st;
 }
 
 } // namespace kronex::detail

@@ -56,19 +56,10 @@ public:
     }
     const auto before = transfers();
     for (const auto& t : schedule(d)) {
-      step st;
-      st.kind = t.kind;
-      st.mode = t.mode;
-      st.factor = long(t.mode);
-      st.trans = d.trans;
-      std::tie(st.view, st.view_strides) = mode_view(shape, t.mode);
-      st.bytes = 2.0 * double(m_size) * sizeof(T);
+      step st = make_step(t, d.trans, shape, sizeof(T));
       switch (t.kind) {
         case step_kind::copy:
-          st.factor = -1;
           st.method = "copy";
-          st.view = shape_t{1, m_size, 1};
-          st.view_strides = shape_t{m_size, 1, 1};
           m_steps.push_back({method::copy, 0});
           break;
         case step_kind::scale:

@@ -36,19 +36,10 @@ public:
     m_desc.shape = shape;
     for (std::size_t k = 0; k < d.factors.size(); ++k) setup_factor(d.factors[k], k);
     for (const auto& t : schedule(d)) {
-      step st;
-      st.kind = t.kind;
-      st.mode = t.mode;
-      st.trans = d.trans;
-      std::tie(st.view, st.view_strides) = mode_view(shape, t.mode);
-      st.bytes = 2.0 * double(product(shape)) * sizeof(T);
-      st.factor = long(t.mode);
+      step st = make_step(t, d.trans, shape, sizeof(T));
       switch (t.kind) {
         case step_kind::copy:
-          st.factor = -1;
           st.method = "memcpy";
-          st.view = shape_t{1, product(shape), 1};
-          st.view_strides = shape_t{product(shape), 1, 1};
           m_payload.push_back(0);
           break;
         case step_kind::scale:
