@@ -41,6 +41,10 @@ struct scale_along_mode {
 
 template <class T>
 void resize(thrust::device_vector<T>& v, std::size_t n) {
+  if (!available()) {
+    throw backend_unavailable(message("kronex: device allocation of ", n * sizeof(T), " bytes: the device backend (",
+                                      system_name(), ") has no device to run on: no GPU is visible to this process"));
+  }
   try {
     v.resize(n);
   } catch (const std::exception& e) {

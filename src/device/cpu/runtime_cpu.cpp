@@ -28,7 +28,7 @@ const char* system_name() { return THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_
 bool available() { return true; }
 
 void raw_copy(copy_direction, void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
-void copy_on_device(void* dst, const void* src, std::size_t bytes) {
+void copy_on_device(context&, void* dst, const void* src, std::size_t bytes) {
   if (dst != src && bytes) std::memcpy(dst, src, bytes);
 }
 

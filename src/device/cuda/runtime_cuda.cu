@@ -30,9 +30,13 @@ std::shared_ptr<context> default_context() {
 
 const char* system_name() { return "cuda"; }
 
+// Asked once per process: whether a GPU is visible does not change while it runs.
 bool available() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  static const bool visible = [] {
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  }();
+  return visible;
 }
 
 void raw_copy(copy_direction dir, void* dst, const void* src, std::size_t bytes) {
@@ -40,9 +44,10 @@ void raw_copy(copy_direction dir, void* dst, const void* src, std::size_t bytes)
         dir == copy_direction::host_to_device ? "cudaMemcpy (host to device)" : "cudaMemcpy (device to host)");
 }
 
-void copy_on_device(void* dst, const void* src, std::size_t bytes) {
+void copy_on_device(context& ctx, void* dst, const void* src, std::size_t bytes) {
   if (dst == src || bytes == 0) return;
-  check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy (device to device)");
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ctx.get().stream),
+        "cudaMemcpyAsync (device to device)");
 }
 
 struct timer::impl {

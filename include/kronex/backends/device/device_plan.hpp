@@ -99,7 +99,7 @@ public:
         // A GEMM cannot run in place: compute into a buffer, then copy on the device.
         T* tmp = buffer_other_than(src);
         run_step(s, src, tmp);
-        device::copy_on_device(x, tmp, m_size * sizeof(T));
+        device::copy_on_device(*m_ctx, x, tmp, m_size * sizeof(T));
       } else {
         run_step(s, src, dst);
       }
@@ -227,7 +227,7 @@ private:
     auto matrix = [&] { return thrust::raw_pointer_cast(m_matrices[ds.payload].data()); };
     switch (ds.how) {
       case method::copy:
-        if (src != dst) device::copy_on_device(dst, src, m_size * sizeof(T));
+        if (src != dst) device::copy_on_device(*m_ctx, dst, src, m_size * sizeof(T));
         break;
       case method::scale:
         device::scale_mode(*m_ctx, st.view[0], st.view[1], st.view[2],

@@ -8,7 +8,7 @@
 //
 // This header does not include xtensor, so device code can include it. to_host() returns
 // host_tensor_of<T, D>::type, which kronex/backends/device/xtensor_interop.hpp defines as
-// xt::xtensor<T, D> (kronex.hpp includes it).
+// xt::xtensor<T, D> (kronex/device.hpp includes it).
 #include <array>
 #include <cstddef>
 #include <string>
@@ -99,7 +99,9 @@ public:
   // Copies stay on the device (no transfer).
   device_tensor(const device_tensor& other) : m_shape(other.m_shape) {
     detail::device::resize(m_storage, size());
-    detail::device::copy_on_device(data(), other.data(), size() * sizeof(T));
+    auto& ctx = *detail::device::default_context();
+    detail::device::copy_on_device(ctx, data(), other.data(), size() * sizeof(T));
+    ctx.synchronize();
   }
   device_tensor& operator=(const device_tensor& other) {
     if (this != &other) {

@@ -45,8 +45,9 @@ std::shared_ptr<context> default_context();
 template <class T>
 void resize(thrust::device_vector<T>& v, std::size_t n);
 
-// dst = src on the device (no host transfer), synchronous.
-void copy_on_device(void* dst, const void* src, std::size_t bytes);
+// dst = src on the device (no host transfer), ordered on the context's stream like every other
+// operation; call ctx.synchronize() before the host relies on it.
+void copy_on_device(context& ctx, void* dst, const void* src, std::size_t bytes);
 
 enum class copy_direction { host_to_device, device_to_host };
 // The raw copy behind detail::transfer; synchronous. Call detail::transfer instead.
