@@ -1,5 +1,6 @@
 // The host-BLAS stand-in for cuBLAS on a CPU device: the same column-major GEMM calls, through
-// CBLAS. Strided-batched GEMMs loop over the batch (OpenMP across it: each GEMM is small).
+// CBLAS. Strided-batched GEMMs loop over the batch; the host BLAS threads each GEMM itself (an
+// OpenMP loop around a threaded BLAS would oversubscribe the cores).
 #include <complex>
 
 #include <cblas.h>
@@ -41,7 +42,6 @@ template <class T>
 void blas<T>::gemm_strided_batched(context&, char trans_a, char trans_b, long m, long n, long k, const T* a,
                                    long lda, long long stride_a, const T* b, long ldb, long long stride_b, T* c,
                                    long ldc, long long stride_c, long batch) {
-#pragma omp parallel for schedule(static)
   for (long i = 0; i < batch; ++i) {
     call_gemm(to_cblas(trans_a), to_cblas(trans_b), m, n, k, a + i * stride_a, lda, b + i * stride_b, ldb,
               c + i * stride_c, ldc);
