@@ -628,6 +628,9 @@ BOOST_AUTO_TEST_CASE(host_tensor_layout_and_empty_shapes) {
     kronex::device_tensor<T, 2> up(empty_host);
     BOOST_TEST((up.shape() == std::array<std::size_t, 2>{0, 3}));
     BOOST_TEST(up.to_host().size() == 0u);
+    // A copy of nothing moves nothing: a guard does not refuse it either.
+    kronex::no_transfer_guard guard;
+    BOOST_TEST(e.to_host().size() == 0u);
   });
   check_counts(z, 0, 0, 0, 0);
 }

@@ -62,11 +62,11 @@ namespace detail {
 // the guard's message ("device_tensor upload", "stage_through_host step 2", ...).
 inline void transfer(device::copy_direction dir, void* dst, const void* src, std::size_t bytes, const char* what) {
   const bool up = dir == device::copy_direction::host_to_device;
+  if (bytes == 0) return;  // nothing moves: neither counted nor refused (empty tensors)
   if (transfer_guard_depth() > 0) {
     throw transfer_error(message("kronex: ", up ? "host-to-device" : "device-to-host", " copy of ", bytes,
                                  " bytes (", what, ") inside a no_transfer_guard scope"));
   }
-  if (bytes == 0) return;
   device::raw_copy(dir, dst, src, bytes);
   auto& s = transfer_totals();
   (up ? s.uploads : s.downloads).fetch_add(1);
