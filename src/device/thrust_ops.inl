@@ -39,6 +39,10 @@ struct scale_along_mode {
 };
 } // namespace
 
+thrust_signature runtime_thrust_signature() {
+  return {THRUST_VERSION, THRUST_DEVICE_SYSTEM, sizeof(thrust::device_vector<double>)};
+}
+
 template <class T>
 void resize(thrust::device_vector<T>& v, std::size_t n) {
   if (!available()) {

@@ -81,7 +81,7 @@ public:
     const std::size_t steps = m_steps.size();
     const bool lone_gemm = steps == 1 && is_gemm(m_steps[0].how);
     m_buffers.resize(steps >= 3 ? 2 : (steps == 2 || lone_gemm ? 1 : 0));
-    for (auto& b : m_buffers) device::resize(b, m_size);
+    for (auto& b : m_buffers) device::allocate(b, m_size);
     m_desc.workspace_bytes = m_buffers.size() * m_size * sizeof(T) + m_staging.size() * sizeof(T);
   }
 
@@ -130,7 +130,7 @@ private:
   // Uploads n values from the host into a new device vector (counted: a setup transfer).
   std::size_t upload(std::deque<thrust::device_vector<T>>& to, const std::vector<T>& values, const char* what) {
     to.emplace_back();
-    device::resize(to.back(), values.size());
+    device::allocate(to.back(), values.size());
     transfer(device::copy_direction::host_to_device, thrust::raw_pointer_cast(to.back().data()), values.data(),
              values.size() * sizeof(T), what);
     return to.size() - 1;

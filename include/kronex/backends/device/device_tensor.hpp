@@ -85,20 +85,20 @@ public:
   static constexpr std::size_t rank = D;
 
   // Device storage for `shape`; its contents are unspecified until written.
-  explicit device_tensor(const shape_type& shape) : m_shape(shape) { detail::device::resize(m_storage, size()); }
+  explicit device_tensor(const shape_type& shape) : m_shape(shape) { detail::device::allocate(m_storage, size()); }
 
   // Upload of a host tensor (one counted host-to-device copy). The host tensor must be contiguous
   // in C order, with this rank and value type.
   template <class H, class = std::enable_if_t<detail::is_host_tensor<H, T>::value>>
   explicit device_tensor(const H& host) : m_shape(checked_shape(host)) {
     detail::check_c_order(host, "device_tensor upload");
-    detail::device::resize(m_storage, size());
+    detail::device::allocate(m_storage, size());
     copy_from_host(host.data());
   }
 
   // Copies stay on the device (no transfer).
   device_tensor(const device_tensor& other) : m_shape(other.m_shape) {
-    detail::device::resize(m_storage, size());
+    detail::device::allocate(m_storage, size());
     auto& ctx = *detail::device::default_context();
     detail::device::copy_on_device(ctx, data(), other.data(), size() * sizeof(T));
     ctx.synchronize();
