@@ -71,4 +71,4 @@ endif()
 
 message(STATUS "kronex: host backend: on; CPU-device runtime: ${kronex_device_cpu_ok}; "
                "CUDA runtime: ${kronex_device_cuda_ok} (architectures: ${CMAKE_CUDA_ARCHITECTURES}); "
-               "MPI: ${MPI_CXX_FOUND} (distributed backend not in this release)")
+               "MPI: ${MPI_CXX_FOUND}")

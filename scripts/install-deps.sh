@@ -3,7 +3,8 @@
 # Uses sudo when not run as root. Safe to run again: installs nothing when all are present.
 set -euo pipefail
 packages=(cmake ninja-build g++ libxtensor-dev libxtensor-blas-dev libxsimd-dev
-          libboost-test-dev liblapack-dev liblapacke-dev libopenblas-dev libthrust-dev libcub-dev)
+          libboost-test-dev liblapack-dev liblapacke-dev libopenblas-dev libthrust-dev libcub-dev
+          libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

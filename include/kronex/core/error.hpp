@@ -65,6 +65,12 @@ public:
   using error::error;
 };
 
+// An MPI call failed; the message names the call and MPI's error string and code.
+class mpi_error : public error {
+public:
+  using error::error;
+};
+
 namespace detail {
 // Streams all arguments into one message; keeps throw sites to a single readable line.
 template <class... Args>

@@ -70,6 +70,12 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
   for (std::size_t s = 0; s < p.steps.size(); ++s) {
     const auto& st = p.steps[s];
     os << "    " << s << "  " << to_string(st.kind);
+    if (st.kind == step_kind::exchange) {
+      os << "  " << st.method << "  " << st.comm << "  messages=" << st.messages
+         << "  bytes/rank=" << detail::format_count(st.message_bytes) << "  local "
+         << detail::format_layout(st.view, st.view_strides) << "\n";
+      continue;
+    }
     if (st.kind != step_kind::copy) os << "  mode " << st.mode << "  f" << st.factor << ' ' << trans_letter(st.trans);
     os << "  " << st.method << (st.fused_with_next ? "  fused with " + std::to_string(s + 1) : std::string())
        << "  " << detail::format_layout(st.view, st.view_strides)

@@ -15,6 +15,7 @@ enum class step_kind {
   scale,  // a diagonal factor: multiply each hyperplane along the mode by d_i (or 1/d_i)
   solve,  // a 1D solve along the mode for every line of the tensor
   apply,  // a 1D matrix-vector product along the mode for every line of the tensor
+  exchange,  // distributed plans: an all-to-all that changes which axes are split across ranks
 };
 
 inline const char* to_string(step_kind k) {
@@ -23,6 +24,7 @@ inline const char* to_string(step_kind k) {
     case step_kind::scale: return "scale";
     case step_kind::solve: return "solve";
     case step_kind::apply: return "apply";
+    case step_kind::exchange: return "exchange";
   }
   return "?";
 }
@@ -43,6 +45,10 @@ struct step {
   // Host<->device copies this step makes each run (device plans: a stage_through_host step).
   std::size_t transfers = 0;
   double transfer_bytes = 0;
+  // Exchange steps: the communicator, and the most messages and bytes any rank sends.
+  std::string comm;
+  std::size_t messages = 0;
+  double message_bytes = 0;
 };
 
 } // namespace kronex

@@ -70,6 +70,8 @@ public:
           if (d.factors[t.mode].densify_on_device) add_gemm(d, st);
           else add_stage(d, st);
           break;
+        case step_kind::exchange:
+          throw error("kronex: device plan internal error: the schedule has no exchange steps");
       }
       m_desc.steps.push_back(std::move(st));
     }

@@ -50,6 +50,8 @@ public:
           if (d.factors[t.mode].kind == factor_kind::function) add_function_solve(d, st);
           else add_row_program(d, st);
           break;
+        case step_kind::exchange:
+          throw error("kronex: host plan internal error: the schedule has no exchange steps");
       }
       m_desc.steps.push_back(std::move(st));
     }
@@ -211,6 +213,8 @@ private:
         });
         break;
       }
+      case step_kind::exchange:
+        break;  // never in a host plan (see the constructor)
     }
   }
 

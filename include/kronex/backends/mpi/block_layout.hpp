@@ -1,0 +1,96 @@
+#pragma once
+// Block layouts of a distributed tensor, as values (no MPI here, so they are unit-testable).
+// A process grid has G dimensions; each tensor axis is either split over one grid dimension or
+// whole on every rank. A grid dimension that splits no axis replicates the data along it.
+// Splits are uneven when they must be: N points on P ranks give the first N % P ranks one more
+// (10 on 3: 4, 3, 3).
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "../../core/error.hpp"
+#include "../../core/shape.hpp"
+
+namespace kronex::detail {
+
+struct index_range {
+  std::size_t begin = 0, end = 0;
+  std::size_t size() const { return end - begin; }
+};
+
+// Rank p's block of N points split over P ranks.
+inline index_range block_range(std::size_t N, std::size_t P, std::size_t p) {
+  const std::size_t base = N / P, extra = N % P;
+  const std::size_t begin = p * base + (p < extra ? p : extra);
+  return {begin, begin + base + (p < extra ? 1 : 0)};
+}
+
+// A box of the global index space: offset and extent per axis.
+struct box {
+  shape_t offset, extent;
+  std::size_t size() const { return product(extent); }
+};
+
+inline box intersect(const box& a, const box& b) {
+  box r;
+  for (std::size_t k = 0; k < a.offset.size(); ++k) {
+    const std::size_t lo = std::max(a.offset[k], b.offset[k]);
+    const std::size_t hi = std::min(a.offset[k] + a.extent[k], b.offset[k] + b.extent[k]);
+    r.offset.push_back(lo);
+    r.extent.push_back(hi > lo ? hi - lo : 0);
+  }
+  return r;
+}
+
+struct block_layout {
+  shape_t global;             // the tensor's global shape
+  std::vector<int> split_by;  // per axis: the grid dimension splitting it, or -1 (whole)
+
+  // The block of the rank at grid coordinates `coords` (grid: sizes of the grid dimensions).
+  box block(const std::vector<int>& grid, const std::vector<int>& coords) const {
+    box b;
+    for (std::size_t k = 0; k < global.size(); ++k) {
+      const int g = split_by[k];
+      const index_range r = g < 0 ? index_range{0, global[k]}
+                                  : block_range(global[k], std::size_t(grid[std::size_t(g)]), std::size_t(coords[std::size_t(g)]));
+      b.offset.push_back(r.begin);
+      b.extent.push_back(r.size());
+    }
+    return b;
+  }
+
+  // "(0,-,1)": the grid dimension splitting each axis, '-' for whole axes.
+  std::string text() const {
+    std::string s = "(";
+    for (std::size_t k = 0; k < split_by.size(); ++k)
+      s += (k ? "," : "") + (split_by[k] < 0 ? std::string("-") : "g" + std::to_string(split_by[k]));
+    return s + ")";
+  }
+};
+
+// Copies the part `part` (global indices) of a block stored in C order at `src` (its box `from`)
+// into a block stored at `dst` (its box `to`). Both boxes contain `part`.
+template <class T>
+void copy_box(const box& part, const box& from, const T* src, const box& to, T* dst) {
+  const std::size_t D = part.extent.size();
+  if (part.size() == 0) return;
+  const shape_t src_strides = c_strides(from.extent), dst_strides = c_strides(to.extent);
+  const std::size_t inner = part.extent[D - 1];
+  shape_t idx(D, 0);  // position within `part`, last axis handled as one run
+  while (true) {
+    std::size_t s = 0, d = 0;
+    for (std::size_t k = 0; k < D; ++k) {
+      s += (part.offset[k] - from.offset[k] + idx[k]) * src_strides[k];
+      d += (part.offset[k] - to.offset[k] + idx[k]) * dst_strides[k];
+    }
+    for (std::size_t i = 0; i < inner; ++i) dst[d + i] = src[s + i];
+    std::size_t k = D - 1;
+    while (k-- > 0) {
+      if (++idx[k] < part.extent[k]) break;
+      idx[k] = 0;
+    }
+    if (k == std::size_t(-1)) return;
+  }
+}
+
+} // namespace kronex::detail

@@ -1,0 +1,316 @@
+#pragma once
+// distributed_plan<T>: a compiled plan for a tensor distributed over a process grid. The phases
+// come from plan_exchanges (exchange_schedule.hpp); each phase's local work is a host plan of the
+// modes solved in it, on this rank's block, run unchanged; between phases an MPI all-to-all (or
+// allgatherv) within the sub-communicator of the grid dimensions involved moves the data to the
+// next layout. The result ends in the input layout.
+//
+// Compiling is collective: local errors (shapes, singular factors) are raised on every rank
+// before any other collective call (see collective()).
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../../core/value_traits.hpp"
+#include "../../plan/operator_desc.hpp"
+#include "../../plan/plan.hpp"
+#include "../host/host_plan.hpp"
+#include "exchange_schedule.hpp"
+#include "mpi_support.hpp"
+
+namespace kronex::detail {
+
+template <class T>
+class distributed_plan {
+  // One peer of an exchange: what this rank sends it and receives from it (global boxes).
+  struct peer {
+    int rank = 0;  // in the sub-communicator
+    box send, recv;
+  };
+  struct phase_work {
+    box block;                            // this rank's block in the phase's layout
+    std::unique_ptr<host_plan<T>> local;  // its local solves (null: nothing to do here)
+    MPI_Comm comm = MPI_COMM_NULL;        // exchange into this phase (null: local copy / none)
+    std::vector<peer> peers;
+    std::vector<int> send_counts, send_displs, recv_counts, recv_displs;  // bytes
+    bool uniform = false;                 // every count equal: MPI_Alltoall
+  };
+
+public:
+  distributed_plan(const operator_desc<T>& d, const std::shared_ptr<cart_comm>& comm, const shape_t& global)
+      : m_comm(comm), m_global(global) {
+    const std::vector<int>& grid = comm->grid();
+    collective(comm->get(), [&] { prepare(d, grid); });
+    connect(grid);
+  }
+
+  const plan_description& description() const noexcept { return m_desc; }
+  const shape_t& global_shape() const noexcept { return m_global; }
+  const shape_t& local_shape() const noexcept { return m_work.front().block.extent; }
+  std::size_t exchanges() const noexcept { return exchange_count(m_phases); }
+
+  // x = plan(b) on this rank's blocks (input layout, C order); x may equal b. Collective.
+  void run(const T* b, T* x) {
+    const std::size_t last = m_work.size() - 1;
+    const T* cur = b;
+    std::size_t next_buffer = 0;
+    for (std::size_t i = 0; i <= last; ++i) {
+      phase_work& w = m_work[i];
+      T* dst = i == last ? x : m_buffers[next_buffer].data();
+      if (i == 0) {
+        if (w.local) w.local->run(cur, dst);
+        else if (cur != dst) std::copy(cur, cur + w.block.size(), dst);
+      } else {
+        const box& from = m_work[i - 1].block;
+        if (w.comm == MPI_COMM_NULL) {
+          copy_box(intersect(from, w.block), from, cur, w.block, dst);
+        } else {
+          exchange(w, from, cur, dst);
+        }
+        if (w.local) w.local->run(dst, dst);
+      }
+      if (i != last) {
+        cur = dst;
+        next_buffer = 1 - next_buffer;
+      }
+    }
+  }
+
+private:
+  void prepare(const operator_desc<T>& d, const std::vector<int>& grid) {
+    check_operand_shape(d, m_global, d.inverse ? "right-hand side" : "operand");
+    std::vector<bool> needs_local(d.factors.size());
+    for (std::size_t k = 0; k < d.factors.size(); ++k) {
+      const factor_kind kind = d.factors[k].kind;
+      needs_local[k] = kind == factor_kind::banded || kind == factor_kind::dense || kind == factor_kind::function;
+    }
+    schedule(d);  // backend-neutral checks (function solvers: solve only, untransposed)
+    m_phases = plan_exchanges(m_global, grid, needs_local);
+
+    int size = 1;
+    for (int g : grid) size *= g;
+    m_desc.backend = message("mpi host, ", size, " ranks, grid ", format_grid(grid));
+    m_desc.value_type = value_traits<T>::name;
+    m_desc.expression = d.text();
+    m_desc.shape = m_global;
+
+    for (std::size_t k = 0; k < d.factors.size(); ++k) {
+      factor_setup fs;
+      fs.mode = k;
+      fs.factor = d.factors[k].describe();
+      fs.method = "skipped";
+      m_desc.setup.push_back(std::move(fs));
+    }
+    m_uniform.assign(m_phases.size(), false);
+    std::size_t buffer = 0;
+    for (std::size_t i = 0; i < m_phases.size(); ++i) {
+      const exchange_phase& ph = m_phases[i];
+      phase_work w;
+      w.block = ph.layout.block(grid, m_comm->coords());
+      buffer = std::max(buffer, w.block.size());
+      if (i > 0) add_exchange_step(i, grid);
+      add_local_steps(d, ph, w, i);
+      m_work.push_back(std::move(w));
+    }
+    for (auto& b : m_buffers) b.assign(buffer, T(0));
+    m_desc.workspace_bytes = 2 * buffer * sizeof(T);
+  }
+
+  static std::string format_grid(const std::vector<int>& grid) {
+    shape_t g(grid.begin(), grid.end());
+    return format_shape(g);
+  }
+
+  // The host plan for the modes solved in phase i, on this rank's block: the phase's factors at
+  // their modes, diagonal scales (phase 0) restricted to the block, identities elsewhere.
+  void add_local_steps(const operator_desc<T>& d, const exchange_phase& ph, phase_work& w, std::size_t i) {
+    operator_desc<T> local;
+    local.trans = d.trans;
+    local.inverse = d.inverse;
+    bool any = false;
+    for (std::size_t k = 0; k < d.factors.size(); ++k) {
+      factor_view<T> f = d.factors[k];
+      const bool here = std::find(ph.modes.begin(), ph.modes.end(), k) != ph.modes.end();
+      if (ph.scales && f.kind == factor_kind::diagonal) {
+        f.data += w.block.offset[k];
+        f.n = w.block.extent[k];
+        any = true;
+      } else if (!here) {
+        f = factor_view<T>{};
+        f.kind = factor_kind::identity;
+        f.n = w.block.extent[k];
+      } else {
+        any = true;
+      }
+      local.factors.push_back(f);
+    }
+    if (!any || w.block.size() == 0) return;
+    w.local = std::make_unique<host_plan<T>>(local, w.block.extent);
+    for (step st : w.local->description().steps) {
+      if (st.kind == step_kind::copy) continue;
+      st.method += message(" (phase ", i, ")");
+      m_desc.steps.push_back(std::move(st));
+    }
+    // Each factor's setup line comes from the phase that solves (or scales) its mode.
+    const auto& setup = w.local->description().setup;
+    for (std::size_t k = 0; k < setup.size(); ++k) {
+      const bool here = std::find(ph.modes.begin(), ph.modes.end(), k) != ph.modes.end();
+      if (here || (ph.scales && d.factors[k].kind == factor_kind::diagonal)) {
+        m_desc.setup[k].method = setup[k].method;
+        m_desc.setup[k].result = message(setup[k].result, setup[k].result.empty() ? "" : "  ", "(phase ", i, ")");
+      }
+    }
+  }
+
+  // The printed record of the exchange into phase i: largest message count and bytes over ranks.
+  void add_exchange_step(std::size_t i, const std::vector<int>& grid) {
+    const exchange_phase& ph = m_phases[i];
+    const block_layout& from = m_phases[i - 1].layout;
+    step st;
+    st.kind = step_kind::exchange;
+    if (ph.group_dims.empty()) {
+      st.method = "local_copy";
+      st.comm = "self";
+    } else {
+      st.method = ph.gather ? "allgatherv" : "alltoallv";
+      std::string dims;
+      int ranks = 1;
+      for (int g : ph.group_dims) {
+        dims += (dims.empty() ? "" : ",") + std::to_string(g);
+        ranks *= grid[std::size_t(g)];
+      }
+      st.comm = message("grid dims {", dims, "} (", ranks, " ranks)");
+    }
+    // Every rank's sends, from the layouts alone (the same numbers on every rank).
+    std::vector<int> coords(grid.size(), 0);
+    bool uniform = true;
+    std::size_t first_bytes = std::size_t(-1);
+    while (true) {
+      std::size_t messages = 0, bytes = 0;
+      const box mine = from.block(grid, coords);
+      for_each_peer(ph.group_dims, grid, coords, [&](const std::vector<int>& q) {
+        const std::size_t n = intersect(mine, ph.layout.block(grid, q)).size() * sizeof(T);
+        if (first_bytes == std::size_t(-1)) first_bytes = n;
+        uniform = uniform && n == first_bytes;
+        if (q != coords && n > 0) {
+          ++messages;
+          bytes += n;
+        }
+      });
+      st.messages = std::max(st.messages, messages);
+      st.message_bytes = std::max(st.message_bytes, double(bytes));
+      if (!next_coords(coords, grid)) break;
+    }
+    // Every pair of ranks exchanges the same amount: MPI_Alltoall (decided from the layouts, so
+    // every rank decides the same).
+    m_uniform[i] = !ph.group_dims.empty() && !ph.gather && uniform;
+    if (m_uniform[i]) st.method = "alltoall";
+    const box b = ph.layout.block(grid, m_comm->coords());
+    st.view = b.extent;
+    st.view_strides = c_strides(b.extent);
+    st.mode = ph.modes.empty() ? 0 : ph.modes.front();
+    st.bytes = double(st.message_bytes);
+    m_desc.steps.push_back(std::move(st));
+  }
+
+  // Calls f(coords of q) for every rank q that differs from `coords` only in the grid dimensions
+  // `dims` (coords itself included), in the row-major order of those dimensions.
+  template <class F>
+  static void for_each_peer(const std::vector<int>& dims, const std::vector<int>& grid, const std::vector<int>& coords,
+                            F&& f) {
+    std::vector<int> q = coords;
+    for (int g : dims) q[std::size_t(g)] = 0;
+    while (true) {
+      f(q);
+      std::size_t j = dims.size();
+      while (j-- > 0) {
+        const std::size_t g = std::size_t(dims[j]);
+        if (++q[g] < grid[g]) break;
+        q[g] = 0;
+      }
+      if (j == std::size_t(-1)) return;
+    }
+  }
+
+  static bool next_coords(std::vector<int>& c, const std::vector<int>& grid) {
+    for (std::size_t k = c.size(); k-- > 0;) {
+      if (++c[k] < grid[k]) return true;
+      c[k] = 0;
+    }
+    return false;
+  }
+
+  // Collective: the sub-communicators and this rank's peers, send and receive boxes and counts.
+  void connect(const std::vector<int>& grid) {
+    for (std::size_t i = 1; i < m_phases.size(); ++i) {
+      const exchange_phase& ph = m_phases[i];
+      if (ph.group_dims.empty()) continue;
+      phase_work& w = m_work[i];
+      const box& from_mine = m_work[i - 1].block;
+      const block_layout& from = m_phases[i - 1].layout;
+      w.comm = m_comm->sub(ph.group_dims);
+      int group = 0;
+      check_mpi(MPI_Comm_size(w.comm, &group), "MPI_Comm_size");
+      w.peers.resize(std::size_t(group));
+      for_each_peer(ph.group_dims, grid, m_comm->coords(), [&](const std::vector<int>& q) {
+        std::vector<int> sub_coords;
+        for (int g : ph.group_dims) sub_coords.push_back(q[std::size_t(g)]);
+        int r = 0;
+        check_mpi(MPI_Cart_rank(w.comm, sub_coords.data(), &r), "MPI_Cart_rank");
+        peer& p = w.peers[std::size_t(r)];
+        p.rank = r;
+        p.send = intersect(from_mine, ph.layout.block(grid, q));
+        p.recv = intersect(from.block(grid, q), w.block);
+      });
+      std::size_t send_total = 0, recv_total = 0;
+      for (const peer& p : w.peers) {
+        const std::size_t s = p.send.size() * sizeof(T), r = p.recv.size() * sizeof(T);
+        if (s > std::size_t(INT_MAX) || r > std::size_t(INT_MAX) || send_total + s > std::size_t(INT_MAX) ||
+            recv_total + r > std::size_t(INT_MAX))
+          throw error(message("kronex: distributed exchange of more than ", INT_MAX, " bytes per rank"));
+        w.send_displs.push_back(int(send_total));
+        w.send_counts.push_back(int(s));
+        w.recv_displs.push_back(int(recv_total));
+        w.recv_counts.push_back(int(r));
+        send_total += s;
+        recv_total += r;
+      }
+      w.uniform = m_uniform[i];
+      m_send.resize(std::max(m_send.size(), send_total / sizeof(T)));
+      m_recv.resize(std::max(m_recv.size(), recv_total / sizeof(T)));
+    }
+  }
+
+  void exchange(phase_work& w, const box& from, const T* src, T* dst) {
+    for (std::size_t p = 0; p < w.peers.size(); ++p) {
+      const box& s = w.peers[p].send;
+      copy_box(s, from, src, s, m_send.data() + w.send_displs[p] / int(sizeof(T)));
+    }
+    if (w.uniform) {
+      check_mpi(MPI_Alltoall(m_send.data(), w.send_counts[0], MPI_BYTE, m_recv.data(), w.recv_counts[0], MPI_BYTE, w.comm),
+                "MPI_Alltoall");
+    } else {
+      check_mpi(MPI_Alltoallv(m_send.data(), w.send_counts.data(), w.send_displs.data(), MPI_BYTE, m_recv.data(),
+                              w.recv_counts.data(), w.recv_displs.data(), MPI_BYTE, w.comm),
+                "MPI_Alltoallv");
+    }
+    for (std::size_t p = 0; p < w.peers.size(); ++p) {
+      const box& r = w.peers[p].recv;
+      copy_box(r, r, m_recv.data() + w.recv_displs[p] / int(sizeof(T)), w.block, dst);
+    }
+  }
+
+  std::shared_ptr<cart_comm> m_comm;
+  shape_t m_global;
+  std::vector<exchange_phase> m_phases;
+  std::vector<phase_work> m_work;
+  plan_description m_desc;
+  std::vector<T> m_buffers[2];
+  std::vector<T> m_send, m_recv;
+  std::vector<bool> m_uniform;  // per phase: its exchange is an MPI_Alltoall
+};
+
+} // namespace kronex::detail

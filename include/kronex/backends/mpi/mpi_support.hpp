@@ -1,0 +1,116 @@
+#pragma once
+// MPI helpers for the distributed backend: checked calls, collective error handling and the
+// Cartesian communicator a distributed tensor lives on.
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "../../core/error.hpp"
+
+namespace kronex::detail {
+
+inline void check_mpi(int code, const char* call) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  throw mpi_error(message("kronex: ", call, " failed: ", std::string(text, std::size_t(len)), " (", code, ")"));
+}
+
+// Runs f on every rank of comm; if it throws on any rank, every rank throws: the failing rank
+// its own exception, the others a kronex::error carrying the lowest failing rank's message. So
+// an error found on one rank never leaves the others waiting in a collective call.
+template <class F>
+void collective(MPI_Comm comm, F&& f) {
+  std::exception_ptr failure;
+  std::string text;
+  try {
+    f();
+  } catch (const std::exception& e) {
+    failure = std::current_exception();
+    text = e.what();
+  } catch (...) {
+    failure = std::current_exception();
+    text = "unknown exception";
+  }
+  int rank = 0, size = 1;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  const int mine = failure ? rank : size;
+  int first = size;
+  check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  if (first == size) return;
+  unsigned long length = text.size();
+  check_mpi(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG, first, comm), "MPI_Bcast");
+  text.resize(length);
+  check_mpi(MPI_Bcast(text.data(), int(length), MPI_CHAR, first, comm), "MPI_Bcast");
+  if (failure) std::rethrow_exception(failure);
+  throw error(message("kronex: failed on rank ", first, ": ", text));
+}
+
+// A Cartesian communicator (not periodic, ranks not reordered) and the sub-communicators of
+// groups of its dimensions, created on demand (collectively) and freed with it.
+class cart_comm {
+public:
+  cart_comm(MPI_Comm parent, const std::vector<int>& grid) : m_grid(grid) {
+    int size = 0;
+    check_mpi(MPI_Comm_size(parent, &size), "MPI_Comm_size");
+    long product = 1;
+    std::string text = "(";
+    for (std::size_t k = 0; k < grid.size(); ++k) {
+      product *= grid[k];
+      text += (k ? "," : "") + std::to_string(grid[k]);
+    }
+    text += grid.size() == 1 ? ",)" : ")";
+    bool positive = true;
+    for (int g : grid) positive = positive && g >= 1;
+    // The same on every rank (grid and communicator size are), so every rank throws.
+    if (!positive || product != size) {
+      throw dimension_mismatch(message("kronex: the process grid ", text, " has ", product,
+                                       " ranks but the communicator has ", size,
+                                       positive ? "" : " (every grid entry must be at least 1)"));
+    }
+    std::vector<int> periods(grid.size(), 0);
+    check_mpi(MPI_Cart_create(parent, int(grid.size()), grid.data(), periods.data(), 0, &m_comm), "MPI_Cart_create");
+    check_mpi(MPI_Comm_set_errhandler(m_comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    int rank = 0;
+    check_mpi(MPI_Comm_rank(m_comm, &rank), "MPI_Comm_rank");
+    m_coords.resize(grid.size());
+    check_mpi(MPI_Cart_coords(m_comm, rank, int(grid.size()), m_coords.data()), "MPI_Cart_coords");
+  }
+  ~cart_comm() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;  // too late to free: MPI_Finalize released them
+    for (auto& s : m_subs) MPI_Comm_free(&s.second);
+    MPI_Comm_free(&m_comm);
+  }
+  cart_comm(const cart_comm&) = delete;
+  cart_comm& operator=(const cart_comm&) = delete;
+
+  MPI_Comm get() const noexcept { return m_comm; }
+  const std::vector<int>& grid() const noexcept { return m_grid; }
+  const std::vector<int>& coords() const noexcept { return m_coords; }
+
+  // The ranks that differ from this one only in the grid dimensions `dims` (collective).
+  MPI_Comm sub(const std::vector<int>& dims) {
+    for (const auto& s : m_subs)
+      if (s.first == dims) return s.second;
+    std::vector<int> remain(m_grid.size(), 0);
+    for (int g : dims) remain[std::size_t(g)] = 1;
+    MPI_Comm c;
+    check_mpi(MPI_Cart_sub(m_comm, remain.data(), &c), "MPI_Cart_sub");
+    m_subs.emplace_back(dims, c);
+    return c;
+  }
+
+private:
+  std::vector<int> m_grid, m_coords;
+  MPI_Comm m_comm = MPI_COMM_NULL;
+  std::vector<std::pair<std::vector<int>, MPI_Comm>> m_subs;
+};
+
+} // namespace kronex::detail
