@@ -37,7 +37,39 @@ struct scale_along_mode {
   std::size_t n, R;
   KRONEX_HOST_DEVICE void operator()(std::size_t idx) const { dst[idx] = s[(idx / R) % n] * src[idx]; }
 };
+template <class V>
+struct copy_box_element {
+  device_box b;
+  const V* src;
+  V* dst;
+  KRONEX_HOST_DEVICE void operator()(std::size_t idx) const {
+    std::size_t s = 0, d = 0, sstride = 1, dstride = 1;
+    for (int k = b.rank - 1; k >= 0; --k) {
+      const std::size_t i = idx % b.part_extent[k] + b.part_offset[k];
+      idx /= b.part_extent[k];
+      s += (i - b.from_offset[k]) * sstride;
+      d += (i - b.to_offset[k]) * dstride;
+      sstride *= b.from_extent[k];
+      dstride *= b.to_extent[k];
+    }
+    dst[d] = src[s];
+  }
+};
 } // namespace
+
+template <class T>
+void copy_box(context& ctx, const device_box& box, const T* src, T* dst) {
+  using V = device_value_t<T>;
+  std::size_t n = 1;
+  for (int k = 0; k < box.rank; ++k) n *= box.part_extent[k];
+  if (n == 0) return;
+  const copy_box_element<V> f{box, reinterpret_cast<const V*>(src), reinterpret_cast<V*>(dst)};
+  try {
+    thrust::for_each(device_policy(ctx), thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(n), f);
+  } catch (const std::exception& e) {
+    throw device_error(message("kronex: device box copy of ", n, " values failed: ", e.what()));
+  }
+}
 
 thrust_signature runtime_thrust_signature() {
   return {THRUST_VERSION, THRUST_DEVICE_SYSTEM, sizeof(thrust::device_vector<double>)};
@@ -70,7 +102,8 @@ void scale_mode(context& ctx, std::size_t L, std::size_t n, std::size_t R, const
 
 #define KRONEX_INSTANTIATE(T)                                       \
   template void resize<T>(thrust::device_vector<T>&, std::size_t); \
-  template void scale_mode<T>(context&, std::size_t, std::size_t, std::size_t, const T*, const T*, T*);
+  template void scale_mode<T>(context&, std::size_t, std::size_t, std::size_t, const T*, const T*, T*); \
+  template void copy_box<T>(context&, const device_box&, const T*, T*);
 KRONEX_DEVICE_FOR_EACH_VALUE_TYPE(KRONEX_INSTANTIATE)
 #undef KRONEX_INSTANTIATE
 

@@ -105,6 +105,18 @@ struct blas {
 template <class T>
 void scale_mode(context& ctx, std::size_t L, std::size_t n, std::size_t R, const T* s, const T* src, T* dst);
 
+// Where a copy_box reads and writes: the part (global indices) of the C-order block `from`,
+// written into the C-order block `to`. Up to 6 axes.
+struct device_box {
+  int rank = 0;
+  std::size_t part_offset[6] = {}, part_extent[6] = {};
+  std::size_t from_offset[6] = {}, from_extent[6] = {}, to_offset[6] = {}, to_extent[6] = {};
+};
+// Copies box.part from the block stored at src to the block stored at dst, on the device
+// (distributed device ranks pack and unpack their exchanges with it).
+template <class T>
+void copy_box(context& ctx, const device_box& box, const T* src, T* dst);
+
 // Elapsed time of device work between start() and stop(), from device events (CUDA) or the
 // steady clock after synchronizing (CPU device).
 class timer {

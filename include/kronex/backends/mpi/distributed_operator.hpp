@@ -1,6 +1,8 @@
 #pragma once
-// The distributed backend's user-facing pieces: distributed_operator<T, D> (what compile()
-// returns for a distributed_tensor) and the backend_traits that route distributed tensors to it.
+// The distributed backend's user-facing pieces: distributed_operator<Tensor> (what compile()
+// returns for a distributed tensor) and the backend_traits that route distributed tensors to it.
+// Tensor is distributed_tensor<T, D> (host ranks) or distributed_device_tensor<T, D> (device
+// ranks); Tensor::ranks_type says how a rank works.
 #include <cstddef>
 #include <ostream>
 #include <type_traits>
@@ -11,26 +13,28 @@
 
 namespace kronex {
 
-template <class T, std::size_t D>
+template <class Tensor>
 class distributed_operator {
 public:
-  using value_type = T;
-  static constexpr std::size_t rank = D;
-  using tensor_type = distributed_tensor<T, D>;
+  using tensor_type = Tensor;
+  using value_type = typename Tensor::value_type;
+  static constexpr std::size_t rank = Tensor::rank;
 
   // Collective over the tensor's communicator.
-  distributed_operator(const operator_desc<T>& d, const distributed_tensor<T, D>& like)
-      : m_grid(like.grid()), m_plan(d, like.cart(), shape_t(like.global_shape().begin(), like.global_shape().end())) {}
+  template <class U = value_type>
+  distributed_operator(const operator_desc<U>& d, const Tensor& like)
+      : m_grid(like.grid()),
+        m_plan(d, like.cart(), shape_t(like.global_shape().begin(), like.global_shape().end()), like.ranks()) {}
 
   // x = K(b) (or K^{-1} b); x may be b. Collective: every rank of the grid calls it.
-  void operator()(const tensor_type& b, tensor_type& x) {
+  void operator()(const Tensor& b, Tensor& x) {
     check(b, "input");
     check(x, "output");
     m_plan.run(b.local().data(), x.local().data());
   }
-  tensor_type operator()(const tensor_type& b) {
+  Tensor operator()(const Tensor& b) {
     check(b, "input");
-    tensor_type x = tensor_type::like(b);
+    Tensor x = Tensor::like(b);
     m_plan.run(b.local().data(), x.local().data());
     return x;
   }
@@ -43,7 +47,7 @@ public:
 
 private:
   // The same global shape and grid on every rank, so a mismatch throws on every rank.
-  void check(const tensor_type& t, const char* what) const {
+  void check(const Tensor& t, const char* what) const {
     detail::check_shape(shape_t(t.global_shape().begin(), t.global_shape().end()), m_plan.global_shape(), what,
                         detail::shape_source::compiled);
     if (t.grid() != m_grid) {
@@ -51,32 +55,40 @@ private:
     }
   }
 
-  std::array<int, D> m_grid;
-  detail::distributed_plan<T> m_plan;
+  typename Tensor::grid_type m_grid;
+  detail::distributed_plan<value_type, typename Tensor::ranks_type> m_plan;
 };
 
-template <class T, std::size_t D>
-struct backend_traits<distributed_tensor<T, D>> {
+namespace detail {
+template <class Tensor>
+struct distributed_backend_traits {
   static constexpr bool is_backend = true;
+  using T = typename Tensor::value_type;
+  static constexpr std::size_t D = Tensor::rank;
 
   template <class Op>
   using value_type = std::conditional_t<std::is_void_v<typename Op::value_type>, T, typename Op::value_type>;
   template <class U, std::size_t Rank>
-  using result_type = distributed_tensor<U, Rank>;
+  using result_type = Tensor;
 
   template <class U, std::size_t Rank>
-  static distributed_operator<U, Rank> compile(const operator_desc<U>& d, const distributed_tensor<T, D>& like) {
+  static distributed_operator<Tensor> compile(const operator_desc<U>& d, const Tensor& like) {
     static_assert(Rank == D, "kronex::compile: the tensor's rank must equal the number of factors");
-    return distributed_operator<U, Rank>(d, like);
+    static_assert(std::is_same_v<U, T>, "kronex: the operand's value type must match the factors' value type");
+    return distributed_operator<Tensor>(d, like);
   }
 
   template <class U, std::size_t Rank>
-  static distributed_tensor<U, Rank> evaluate(const operator_desc<U>& d, const distributed_tensor<T, D>& b) {
+  static Tensor evaluate(const operator_desc<U>& d, const Tensor& b) {
     static_assert(std::is_same_v<U, T>, "kronex: the operand's value type must match the factors' value type");
     static_assert(Rank == D, "kronex: the operand's rank must equal the number of factors");
-    distributed_operator<U, Rank> op(d, b);
+    distributed_operator<Tensor> op(d, b);
     return op(b);
   }
 };
+} // namespace detail
+
+template <class T, std::size_t D>
+struct backend_traits<distributed_tensor<T, D>> : detail::distributed_backend_traits<distributed_tensor<T, D>> {};
 
 } // namespace kronex

@@ -1,14 +1,16 @@
 #pragma once
-// distributed_plan<T>: a compiled plan for a tensor distributed over a process grid. The phases
-// come from plan_exchanges (exchange_schedule.hpp); each phase's local work is a host plan of the
-// modes solved in it, on this rank's block, run unchanged; between phases an MPI all-to-all (or
-// allgatherv) within the sub-communicator of the grid dimensions involved moves the data to the
-// next layout. The result ends in the input layout.
+// distributed_plan<T, Ranks>: a compiled plan for a tensor distributed over a process grid. The
+// phases come from plan_exchanges (exchange_schedule.hpp); each phase's local work is a plan of
+// the modes solved in it on this rank's block, run unchanged: a host plan (host_ranks) or a
+// device plan (device_ranks, device_ranks.hpp). Between phases an MPI all-to-all (or allgatherv)
+// within the sub-communicator of the grid dimensions involved moves the data to the next layout.
+// The result ends in the input layout.
 //
 // Compiling is collective: local errors (shapes, singular factors) are raised on every rank
 // before any other collective call (see collective()).
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -23,7 +25,24 @@
 
 namespace kronex::detail {
 
+// The host side of a rank: host plans and buffers in main memory.
 template <class T>
+struct host_ranks {
+  using local_plan = host_plan<T>;
+  using buffer = std::vector<T>;
+  static constexpr const char* name = "host";
+  bool staged = false;  // exchanges never need staging on the host
+
+  void allocate(buffer& b, std::size_t n) { b.assign(n, T(0)); }
+  T* data(buffer& b) { return b.data(); }
+  void copy(const box& part, const box& from, const T* src, const box& to, T* dst) { copy_box(part, from, src, to, dst); }
+  void synchronize() {}
+  std::string memory_text() const { return ""; }
+  void download(T* dst, const T* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }  // never staged
+  void upload(T* dst, const T* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+};
+
+template <class T, class Ranks = host_ranks<T>>
 class distributed_plan {
   // One peer of an exchange: what this rank sends it and receives from it (global boxes).
   struct peer {
@@ -32,7 +51,7 @@ class distributed_plan {
   };
   struct phase_work {
     box block;                            // this rank's block in the phase's layout
-    std::unique_ptr<host_plan<T>> local;  // its local solves (null: nothing to do here)
+    std::unique_ptr<typename Ranks::local_plan> local;  // its local solves (null: nothing to do here)
     MPI_Comm comm = MPI_COMM_NULL;        // exchange into this phase (null: local copy / none)
     std::vector<peer> peers;
     std::vector<int> send_counts, send_displs, recv_counts, recv_displs;  // bytes
@@ -40,8 +59,9 @@ class distributed_plan {
   };
 
 public:
-  distributed_plan(const operator_desc<T>& d, const std::shared_ptr<cart_comm>& comm, const shape_t& global)
-      : m_comm(comm), m_global(global) {
+  distributed_plan(const operator_desc<T>& d, const std::shared_ptr<cart_comm>& comm, const shape_t& global,
+                   Ranks ranks = Ranks())
+      : m_ranks(std::move(ranks)), m_comm(comm), m_global(global) {
     const std::vector<int>& grid = comm->grid();
     collective(comm->get(), [&] { prepare(d, grid); });
     connect(grid);
@@ -59,14 +79,14 @@ public:
     std::size_t next_buffer = 0;
     for (std::size_t i = 0; i <= last; ++i) {
       phase_work& w = m_work[i];
-      T* dst = i == last ? x : m_buffers[next_buffer].data();
+      T* dst = i == last ? x : m_ranks.data(m_buffers[next_buffer]);
       if (i == 0) {
         if (w.local) w.local->run(cur, dst);
-        else if (cur != dst) std::copy(cur, cur + w.block.size(), dst);
+        else if (cur != dst) m_ranks.copy(w.block, w.block, cur, w.block, dst);
       } else {
         const box& from = m_work[i - 1].block;
         if (w.comm == MPI_COMM_NULL) {
-          copy_box(intersect(from, w.block), from, cur, w.block, dst);
+          m_ranks.copy(intersect(from, w.block), from, cur, w.block, dst);
         } else {
           exchange(w, from, cur, dst);
         }
@@ -77,6 +97,7 @@ public:
         next_buffer = 1 - next_buffer;
       }
     }
+    m_ranks.synchronize();
   }
 
 private:
@@ -92,7 +113,7 @@ private:
 
     int size = 1;
     for (int g : grid) size *= g;
-    m_desc.backend = message("mpi host, ", size, " ranks, grid ", format_grid(grid));
+    m_desc.backend = message("mpi ", Ranks::name, ", ", size, " ranks, grid ", format_grid(grid));
     m_desc.value_type = value_traits<T>::name;
     m_desc.expression = d.text();
     m_desc.shape = m_global;
@@ -115,7 +136,7 @@ private:
       add_local_steps(d, ph, w, i);
       m_work.push_back(std::move(w));
     }
-    for (auto& b : m_buffers) b.assign(buffer, T(0));
+    for (auto& b : m_buffers) m_ranks.allocate(b, buffer);
     m_desc.workspace_bytes = 2 * buffer * sizeof(T);
   }
 
@@ -148,7 +169,7 @@ private:
       local.factors.push_back(f);
     }
     if (!any || w.block.size() == 0) return;
-    w.local = std::make_unique<host_plan<T>>(local, w.block.extent);
+    w.local = std::make_unique<typename Ranks::local_plan>(local, w.block.extent);
     for (step st : w.local->description().steps) {
       if (st.kind == step_kind::copy) continue;
       st.method += message(" (phase ", i, ")");
@@ -208,6 +229,9 @@ private:
     // every rank decides the same).
     m_uniform[i] = !ph.group_dims.empty() && !ph.gather && uniform;
     if (m_uniform[i]) st.method = "alltoall";
+    if (!ph.group_dims.empty()) st.method += m_ranks.memory_text();
+    m_exchange_step.resize(m_phases.size());
+    m_exchange_step[i] = m_desc.steps.size();
     const box b = ph.layout.block(grid, m_comm->coords());
     st.view = b.extent;
     st.view_strides = c_strides(b.extent);
@@ -245,6 +269,7 @@ private:
 
   // Collective: the sub-communicators and this rank's peers, send and receive boxes and counts.
   void connect(const std::vector<int>& grid) {
+    std::size_t send_size = 0, recv_size = 0;
     for (std::size_t i = 1; i < m_phases.size(); ++i) {
       const exchange_phase& ph = m_phases[i];
       if (ph.group_dims.empty()) continue;
@@ -279,38 +304,67 @@ private:
         recv_total += r;
       }
       w.uniform = m_uniform[i];
-      m_send.resize(std::max(m_send.size(), send_total / sizeof(T)));
-      m_recv.resize(std::max(m_recv.size(), recv_total / sizeof(T)));
+      if (m_ranks.staged) {  // this rank's packed sends down, its receives up (the numbers differ by rank)
+        step& st = m_desc.steps[m_exchange_step[i]];
+        st.transfers = (send_total > 0 ? 1 : 0) + (recv_total > 0 ? 1 : 0);
+        st.transfer_bytes = double(send_total + recv_total);
+      }
+      send_size = std::max(send_size, send_total / sizeof(T));
+      recv_size = std::max(recv_size, recv_total / sizeof(T));
+    }
+    m_ranks.allocate(m_send, send_size);
+    m_ranks.allocate(m_recv, recv_size);
+    if (m_ranks.staged) {
+      m_send_host.resize(send_size);
+      m_recv_host.resize(recv_size);
     }
   }
 
+  // Packs this rank's sends, exchanges them (from device memory, or staged through host buffers
+  // with counted transfers), and unpacks what arrived into the next phase's block.
   void exchange(phase_work& w, const box& from, const T* src, T* dst) {
+    T* send = m_ranks.data(m_send);
+    T* recv = m_ranks.data(m_recv);
     for (std::size_t p = 0; p < w.peers.size(); ++p) {
       const box& s = w.peers[p].send;
-      copy_box(s, from, src, s, m_send.data() + w.send_displs[p] / int(sizeof(T)));
+      m_ranks.copy(s, from, src, s, send + w.send_displs[p] / int(sizeof(T)));
+    }
+    m_ranks.synchronize();  // MPI reads what the device wrote
+    T* mpi_send = send;
+    T* mpi_recv = recv;
+    const std::size_t send_bytes = std::size_t(w.send_displs.back() + w.send_counts.back());
+    const std::size_t recv_bytes = std::size_t(w.recv_displs.back() + w.recv_counts.back());
+    if (m_ranks.staged) {
+      m_ranks.download(m_send_host.data(), send, send_bytes);
+      mpi_send = m_send_host.data();
+      mpi_recv = m_recv_host.data();
     }
     if (w.uniform) {
-      check_mpi(MPI_Alltoall(m_send.data(), w.send_counts[0], MPI_BYTE, m_recv.data(), w.recv_counts[0], MPI_BYTE, w.comm),
+      check_mpi(MPI_Alltoall(mpi_send, w.send_counts[0], MPI_BYTE, mpi_recv, w.recv_counts[0], MPI_BYTE, w.comm),
                 "MPI_Alltoall");
     } else {
-      check_mpi(MPI_Alltoallv(m_send.data(), w.send_counts.data(), w.send_displs.data(), MPI_BYTE, m_recv.data(),
+      check_mpi(MPI_Alltoallv(mpi_send, w.send_counts.data(), w.send_displs.data(), MPI_BYTE, mpi_recv,
                               w.recv_counts.data(), w.recv_displs.data(), MPI_BYTE, w.comm),
                 "MPI_Alltoallv");
     }
+    if (m_ranks.staged) m_ranks.upload(recv, m_recv_host.data(), recv_bytes);
     for (std::size_t p = 0; p < w.peers.size(); ++p) {
       const box& r = w.peers[p].recv;
-      copy_box(r, r, m_recv.data() + w.recv_displs[p] / int(sizeof(T)), w.block, dst);
+      m_ranks.copy(r, r, recv + w.recv_displs[p] / int(sizeof(T)), w.block, dst);
     }
   }
 
+  Ranks m_ranks;
   std::shared_ptr<cart_comm> m_comm;
   shape_t m_global;
   std::vector<exchange_phase> m_phases;
   std::vector<phase_work> m_work;
   plan_description m_desc;
-  std::vector<T> m_buffers[2];
-  std::vector<T> m_send, m_recv;
+  typename Ranks::buffer m_buffers[2];
+  typename Ranks::buffer m_send, m_recv;   // packed messages
+  std::vector<T> m_send_host, m_recv_host;  // staged exchanges only
   std::vector<bool> m_uniform;  // per phase: its exchange is an MPI_Alltoall
+  std::vector<std::size_t> m_exchange_step;  // per phase: index of its exchange step
 };
 
 } // namespace kronex::detail
