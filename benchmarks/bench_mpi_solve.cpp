@@ -1,0 +1,268 @@
+// Distributed 3D solve benchmark: kron(M, M, M) x = b on a distributed_tensor, M the degree-3
+// B-spline mass matrix (kronex::gallery::bspline_mass<double>(n, 3, bc)), all clamped or all
+// periodic, double, n = 128 by default, one thread per rank. Run under mpirun; rank 0 prints.
+//
+// Per process grid (default: from the number of ranks, see default_grids; --grid a,b,c picks one)
+// and boundary: one compiled distributed operator (factorization outside the timing), a warm-up
+// solve, then R solves, each after an MPI_Barrier and timed with MPI_Wtime; a solve's time is the
+// slowest rank's (max over ranks), and the row gives the median and min over the R solves.
+//   GDOF/s     global unknowns / median
+//   sent/rank  bytes one rank sends per solve: the sum over the plan's exchange steps of their
+//              message_bytes (the most any rank sends in that exchange, self excluded)
+//   exch       exchanges per solve (solver.exchanges()) next to psydac's count: two all-to-alls
+//              per split mode (2 x the number of grid entries > 1)
+//   floor      the 3-pass memory floor of the largest local block: 48 bytes per local unknown at
+//              the triad bandwidth (benchmarks/support/membw.hpp) measured in this run on every
+//              rank at once, per rank; it leaves out communication, so time/floor shows what
+//              the exchanges (and oversubscription) add to the local solves
+//   residual   |K x - b|_max / |b|_max with K applied by a distributed apply (outside the timing)
+//
+// Exit status: 0 ok; 1 a wrong result (residual above 1e-10); 2 bad command line.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include <kronex/mpi.hpp>
+
+#include "support/membw.hpp"
+
+#ifndef KRONEX_BENCHMARK_FLAGS
+#define KRONEX_BENCHMARK_FLAGS "unknown flags"
+#endif
+
+namespace {
+
+constexpr std::size_t degree = 3;
+using grid3 = std::array<int, 3>;
+
+struct options {
+  std::size_t n = 128;
+  int reps = 15;
+  std::vector<grid3> grids;  // empty: default_grids(size)
+  bool plan = false;
+};
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+[[noreturn]] void usage(const char* prog, const std::string& error) {
+  if (world_rank() == 0) {
+    std::fprintf(error.empty() ? stdout : stderr,
+                 "%s%s"
+                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan]\n"
+                 "  defaults: N = 128, R = 15; grids from P: 1 -> (1,1,1), 2 -> (2,1,1), 4 -> (2,2,1) and "
+                 "(4,1,1),\n"
+                 "  in general the squarest (a,b,1) with a*b = P, plus (P,1,1) when that differs\n"
+                 "  --plan prints each case's distributed plan (rank 0's view)\n",
+                 error.c_str(), error.empty() ? "" : "\n", prog);
+  }
+  MPI_Finalize();
+  std::exit(error.empty() ? 0 : 2);
+}
+
+int parse_int(const char* prog, const std::string& what, const std::string& s, int min, int max) {
+  char* end = nullptr;
+  const long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || v < min || v > max) usage(prog, "bad value for " + what + ": '" + s + "'");
+  return int(v);
+}
+
+options parse(int argc, char** argv, int size) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") usage(argv[0], "");
+    if (arg == "--plan") {
+      o.plan = true;
+      continue;
+    }
+    if (i + 1 >= argc) usage(argv[0], "missing value after " + arg);
+    const std::string value = argv[++i];
+    if (arg == "--n") {
+      o.n = std::size_t(parse_int(argv[0], arg, value, 4, 4096));
+    } else if (arg == "--reps") {
+      o.reps = parse_int(argv[0], arg, value, 1, 100000);
+    } else if (arg == "--grid") {
+      std::vector<int> g;
+      std::stringstream ss(value);
+      for (std::string item; std::getline(ss, item, ',');) g.push_back(parse_int(argv[0], arg, item, 1, 1 << 20));
+      if (g.size() != 3) usage(argv[0], "--grid takes three entries, e.g. 2,2,1");
+      if (g[0] * g[1] * g[2] != size)
+        usage(argv[0], "--grid " + value + " has " + std::to_string(g[0] * g[1] * g[2]) + " ranks, mpirun started " +
+                           std::to_string(size));
+      o.grids.push_back({g[0], g[1], g[2]});
+    } else {
+      usage(argv[0], "unknown option " + arg);
+    }
+  }
+  return o;
+}
+
+// The squarest (a, b, 1) with a * b = P (a >= b), plus (P, 1, 1) when that differs.
+std::vector<grid3> default_grids(int P) {
+  int b = 1;
+  for (int d = 1; d * d <= P; ++d)
+    if (P % d == 0) b = d;
+  std::vector<grid3> g{{P / b, b, 1}};
+  if (b != 1) g.push_back({P, 1, 1});
+  return g;
+}
+
+std::string text(const grid3& g) {
+  return "(" + std::to_string(g[0]) + "," + std::to_string(g[1]) + "," + std::to_string(g[2]) + ")";
+}
+
+double max_over_ranks(double v) {
+  double r = v;
+  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return r;
+}
+double min_over_ranks(double v) {
+  double r = v;
+  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  return r;
+}
+
+// Ranks on this rank's node (shared-memory domain), to tell oversubscription.
+int ranks_on_node() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int n = 1;
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  return n;
+}
+
+struct result {
+  double median = 0, min = 0, sent = 0, floor = 0, residual = 0, local_max = 0;
+  std::size_t exchanges = 0, split = 0;
+};
+
+result run_case(const options& o, const grid3& grid, kronex::boundary bc, double bw_rank) {
+  const std::size_t n = o.n;
+  const auto M = kronex::gallery::bspline_mass<double>(n, degree, bc);
+  kronex::distributed_tensor<double, 3> b(MPI_COMM_WORLD, {n, n, n}, grid);
+  {
+    // The same global b whatever the grid: each entry from its global index.
+    const auto off = b.local_offset();
+    auto& loc = b.local();
+    const auto& s = loc.shape();
+    for (std::size_t i = 0; i < s[0]; ++i)
+      for (std::size_t j = 0; j < s[1]; ++j)
+        for (std::size_t k = 0; k < s[2]; ++k) {
+          const std::size_t g = ((off[0] + i) * n + off[1] + j) * n + off[2] + k;
+          loc(i, j, k) = std::sin(0.37 * double(g % 100003)) + 0.1;
+        }
+  }
+  auto x = kronex::distributed_tensor<double, 3>::like(b);
+  const auto K = kronex::kron(M, M, M);
+  auto solver = kronex::compile(K.inverse(), b);
+
+  result r;
+  r.exchanges = solver.exchanges();
+  for (int g : grid) r.split += g > 1;
+  for (const auto& st : solver.plan().steps)
+    if (st.kind == kronex::step_kind::exchange) r.sent += st.message_bytes;
+  const double local = double(b.local().size());
+  r.local_max = max_over_ranks(local);
+  r.floor = max_over_ranks(48.0 * local / bw_rank);
+  if (o.plan && world_rank() == 0) std::printf("%s\n", kronex::to_string(solver.plan()).c_str());
+
+  solver(b, x);  // warm-up: first touch of x, the buffers and the sub-communicators' paths
+  std::vector<double> t;
+  for (int rep = 0; rep < o.reps; ++rep) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    solver(b, x);
+    t.push_back(max_over_ranks(MPI_Wtime() - t0));
+  }
+  std::sort(t.begin(), t.end());
+  r.median = t[t.size() / 2];
+  r.min = t.front();
+
+  // Residual, outside the timing: K x against b, with a distributed apply.
+  auto apply = kronex::compile(K, b);
+  const auto y = apply(x);
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < b.local().size(); ++i) {
+    diff = std::max(diff, std::abs(y.local().data()[i] - b.local().data()[i]));
+    scale = std::max(scale, std::abs(b.local().data()[i]));
+  }
+  r.residual = max_over_ranks(diff) / max_over_ranks(scale);
+  return r;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const bool root = world_rank() == 0;
+  options o = parse(argc, argv, size);
+  if (o.grids.empty()) o.grids = default_grids(size);
+
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const int on_node = ranks_on_node();
+  const double ranks_max_on_node = max_over_ranks(double(on_node));
+
+  // The bandwidth floor, measured on every rank at once (they share the memory system, as in
+  // the solves), per rank.
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double bw = kronex_bench::triad_bandwidth();
+  const double bw_min = min_over_ranks(bw), bw_max = max_over_ranks(bw);
+
+  const std::size_t n = o.n;
+  if (root) {
+    std::printf("kronex distributed solve benchmark: kron(M, M, M) x = b, M = B-spline mass matrix of degree %zu, "
+                "n = %zu (%zu^3 = %.0f unknowns), double, %d ranks, 1 thread per rank, built with %s\n",
+                degree, n, n, double(n * n * n), size, KRONEX_BENCHMARK_FLAGS);
+    std::printf("time: slowest rank per solve, after MPI_Barrier, MPI_Wtime; median and min of %d solves after 1 warm-up\n",
+                o.reps);
+    std::printf("memory floor: triad bandwidth per rank, all ranks at once: %.2f to %.2f GB/s; "
+                "floor = 48 B per unknown of the largest local block / the rank's bandwidth (communication not included)\n",
+                bw_min * 1e-9, bw_max * 1e-9);
+    std::printf("sent/rank: bytes one rank sends per solve (plan's exchange steps); exch: exchanges per solve, "
+                "psydac: 2 per split mode\n");
+    if (ranks_max_on_node > double(cores)) {
+      std::printf("NOTE: %d ranks on a node with %ld cores: OVERSUBSCRIBED, times are for sanity only, not performance\n",
+                  int(ranks_max_on_node), cores);
+    } else {
+      std::printf("note: %d ranks on a node with %ld cores (oversubscribed runs, more ranks than cores, are for sanity only)\n",
+                  int(ranks_max_on_node), cores);
+    }
+    std::printf("\n%-9s %-9s %10s %10s %10s %8s %11s %11s %9s %10s %11s\n", "boundary", "grid", "local[MB]",
+                "median[ms]", "min[ms]", "GDOF/s", "sent/rank", "exch/psydac", "floor[ms]", "time/floor", "residual");
+  }
+
+  int status = 0;
+  for (const grid3& grid : o.grids) {
+    for (const auto bc : {kronex::boundary::clamped, kronex::boundary::periodic}) {
+      const result r = run_case(o, grid, bc, bw);
+      const bool ok = r.residual <= 1e-10;
+      if (!ok) status = 1;
+      if (root) {
+        const std::string ex = std::to_string(r.exchanges) + " / " + std::to_string(2 * r.split);
+        std::printf("%-9s %-9s %10.2f %10.3f %10.3f %8.3f %10.2fM %11s %9.3f %10.2f %11.1e%s\n",
+                    kronex::to_string(bc), text(grid).c_str(), r.local_max * 8e-6, r.median * 1e3, r.min * 1e3,
+                    double(n * n * n) / r.median * 1e-9, r.sent * 1e-6, ex.c_str(), r.floor * 1e3, r.median / r.floor,
+                    r.residual, ok ? "" : "  WRONG");
+      }
+    }
+  }
+  MPI_Finalize();
+  return status;
+}
