@@ -73,7 +73,9 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
     if (st.kind == step_kind::exchange) {
       os << "  " << st.method << "  " << st.comm << "  messages=" << st.messages
          << "  bytes/rank=" << detail::format_count(st.message_bytes) << "  local "
-         << detail::format_layout(st.view, st.view_strides) << "\n";
+         << detail::format_layout(st.view, st.view_strides);
+      if (st.transfers) os << "  transfers=" << st.transfers << " (" << detail::format_count(st.transfer_bytes) << "B)";
+      os << "\n";
       continue;
     }
     if (st.kind != step_kind::copy) os << "  mode " << st.mode << "  f" << st.factor << ' ' << trans_letter(st.trans);

@@ -84,6 +84,9 @@ public:
   using shape_type = std::array<std::size_t, D>;
   static constexpr std::size_t rank = D;
 
+  // An empty tensor: every extent 0, no storage (assign to it later).
+  device_tensor() : m_shape{} {}
+
   // Device storage for `shape`; its contents are unspecified until written.
   explicit device_tensor(const shape_type& shape) : m_shape(shape) { detail::device::allocate(m_storage, size()); }
 

@@ -47,16 +47,25 @@ struct device_ranks {
   using local_plan = device_plan<T>;
   using buffer = thrust::device_vector<T>;
   static constexpr const char* name = "device";
+  static constexpr bool counts_transfers = true;
+  exchange_memory memory = exchange_memory::automatic;
   bool staged = false;
   std::shared_ptr<device::context> ctx;
 
-  explicit device_ranks(exchange_memory m = exchange_memory::automatic) {
+  explicit device_ranks(exchange_memory m = exchange_memory::automatic) : memory(m) {}
+
+  // Called by the plan inside its collective part, so a failure raises on every rank.
+  void init() {
     if (!device::available()) {
       throw backend_unavailable(message("kronex: distributed device ranks (", device::system_name(),
                                         "): no device is visible to this process"));
     }
+    if (memory == exchange_memory::device && !mpi_takes_device_memory()) {
+      throw backend_unavailable(message("kronex: exchange_memory::device needs an MPI that accepts device memory "
+                                        "(CUDA-aware); this one does not: use exchange_memory::staged or automatic"));
+    }
     ctx = device::default_context();
-    staged = m == exchange_memory::staged || (m == exchange_memory::automatic && !mpi_takes_device_memory());
+    staged = memory == exchange_memory::staged || (memory == exchange_memory::automatic && !mpi_takes_device_memory());
   }
 
   void allocate(buffer& b, std::size_t n) { device::allocate(b, n); }
@@ -100,7 +109,10 @@ public:
   // Collective over comm. `memory` says how exchanges of plans compiled for this tensor reach MPI.
   distributed_device_tensor(MPI_Comm comm, const shape_type& global, const grid_type& grid,
                             exchange_memory memory = exchange_memory::automatic)
-      : detail::distribution<D>(comm, global, grid), m_local(this->local_shape()), m_memory(memory) {}
+      : detail::distribution<D>(comm, global, grid), m_memory(memory) {
+    // Allocating fails the same way on every rank (no device): raised on all of them together.
+    detail::collective(this->comm(), [&] { m_local = device_tensor<T, D>(this->local_shape()); });
+  }
 
   // Same global shape, grid, communicator and exchange memory; block contents unspecified.
   static distributed_device_tensor like(const distributed_device_tensor& other) {
@@ -114,7 +126,7 @@ public:
 
 private:
   distributed_device_tensor(const detail::distribution<D>& d, exchange_memory memory)
-      : detail::distribution<D>(d), m_local(this->local_shape()), m_memory(memory) {}
+      : detail::distribution<D>(d), m_local(this->local_shape()), m_memory(memory) {}  // not collective: no MPI
 
   device_tensor<T, D> m_local;
   exchange_memory m_memory;

@@ -2,7 +2,7 @@
 // distributed_plan<T, Ranks>: a compiled plan for a tensor distributed over a process grid. The
 // phases come from plan_exchanges (exchange_schedule.hpp); each phase's local work is a plan of
 // the modes solved in it on this rank's block, run unchanged: a host plan (host_ranks) or a
-// device plan (device_ranks, device_ranks.hpp). Between phases an MPI all-to-all (or allgatherv)
+// device plan (device_ranks, distributed_device_tensor.hpp). Between phases an MPI all-to-all (or allgatherv)
 // within the sub-communicator of the grid dimensions involved moves the data to the next layout.
 // The result ends in the input layout.
 //
@@ -31,7 +31,9 @@ struct host_ranks {
   using local_plan = host_plan<T>;
   using buffer = std::vector<T>;
   static constexpr const char* name = "host";
+  static constexpr bool counts_transfers = false;
   bool staged = false;  // exchanges never need staging on the host
+  void init() {}
 
   void allocate(buffer& b, std::size_t n) { b.assign(n, T(0)); }
   T* data(buffer& b) { return b.data(); }
@@ -56,6 +58,7 @@ class distributed_plan {
     std::vector<peer> peers;
     std::vector<int> send_counts, send_displs, recv_counts, recv_displs;  // bytes
     bool uniform = false;                 // every count equal: MPI_Alltoall
+    bool gather = false;                  // MPI_Allgatherv of this rank's block
   };
 
 public:
@@ -63,7 +66,10 @@ public:
                    Ranks ranks = Ranks())
       : m_ranks(std::move(ranks)), m_comm(comm), m_global(global) {
     const std::vector<int>& grid = comm->grid();
-    collective(comm->get(), [&] { prepare(d, grid); });
+    collective(comm->get(), [&] {
+      m_ranks.init();  // device ranks: a device must be visible (checked on every rank together)
+      prepare(d, grid);
+    });
     connect(grid);
   }
 
@@ -117,6 +123,7 @@ private:
     m_desc.value_type = value_traits<T>::name;
     m_desc.expression = d.text();
     m_desc.shape = m_global;
+    m_desc.counts_transfers = Ranks::counts_transfers;
 
     for (std::size_t k = 0; k < d.factors.size(); ++k) {
       factor_setup fs;
@@ -137,7 +144,7 @@ private:
       m_work.push_back(std::move(w));
     }
     for (auto& b : m_buffers) m_ranks.allocate(b, buffer);
-    m_desc.workspace_bytes = 2 * buffer * sizeof(T);
+    m_desc.workspace_bytes += 2 * buffer * sizeof(T);
   }
 
   static std::string format_grid(const std::vector<int>& grid) {
@@ -170,6 +177,10 @@ private:
     }
     if (!any || w.block.size() == 0) return;
     w.local = std::make_unique<typename Ranks::local_plan>(local, w.block.extent);
+    m_desc.workspace_bytes += w.local->description().workspace_bytes;
+    m_desc.factor_bytes += w.local->description().factor_bytes;
+    m_desc.setup_transfers += w.local->description().setup_transfers;
+    m_desc.setup_transfer_bytes += w.local->description().setup_transfer_bytes;
     for (step st : w.local->description().steps) {
       if (st.kind == step_kind::copy) continue;
       st.method += message(" (phase ", i, ")");
@@ -212,8 +223,10 @@ private:
     while (true) {
       std::size_t messages = 0, bytes = 0;
       const box mine = from.block(grid, coords);
+      std::size_t total = 0;
       for_each_peer(ph.group_dims, grid, coords, [&](const std::vector<int>& q) {
         const std::size_t n = intersect(mine, ph.layout.block(grid, q)).size() * sizeof(T);
+        total += n;
         if (first_bytes == std::size_t(-1)) first_bytes = n;
         uniform = uniform && n == first_bytes;
         if (q != coords && n > 0) {
@@ -221,6 +234,9 @@ private:
           bytes += n;
         }
       });
+      if (total > std::size_t(INT_MAX) || mine.size() * sizeof(T) > std::size_t(INT_MAX))
+        throw error(message("kronex: distributed exchange of ", std::max(total, mine.size() * sizeof(T)),
+                            " bytes on one rank: more than MPI's int counts allow (", INT_MAX, ")"));
       st.messages = std::max(st.messages, messages);
       st.message_bytes = std::max(st.message_bytes, double(bytes));
       if (!next_coords(coords, grid)) break;
@@ -236,7 +252,7 @@ private:
     st.view = b.extent;
     st.view_strides = c_strides(b.extent);
     st.mode = ph.modes.empty() ? 0 : ph.modes.front();
-    st.bytes = double(st.message_bytes);
+    st.bytes = 0;  // network traffic is message_bytes; the plan's bytes are memory traffic
     m_desc.steps.push_back(std::move(st));
   }
 
@@ -293,9 +309,6 @@ private:
       std::size_t send_total = 0, recv_total = 0;
       for (const peer& p : w.peers) {
         const std::size_t s = p.send.size() * sizeof(T), r = p.recv.size() * sizeof(T);
-        if (s > std::size_t(INT_MAX) || r > std::size_t(INT_MAX) || send_total + s > std::size_t(INT_MAX) ||
-            recv_total + r > std::size_t(INT_MAX))
-          throw error(message("kronex: distributed exchange of more than ", INT_MAX, " bytes per rank"));
         w.send_displs.push_back(int(send_total));
         w.send_counts.push_back(int(s));
         w.recv_displs.push_back(int(recv_total));
@@ -304,6 +317,8 @@ private:
         recv_total += r;
       }
       w.uniform = m_uniform[i];
+      w.gather = ph.gather;
+      if (ph.gather) send_total = from_mine.size() * sizeof(T);  // allgatherv: the block, packed once
       if (m_ranks.staged) {  // this rank's packed sends down, its receives up (the numbers differ by rank)
         step& st = m_desc.steps[m_exchange_step[i]];
         st.transfers = (send_total > 0 ? 1 : 0) + (recv_total > 0 ? 1 : 0);
@@ -325,21 +340,30 @@ private:
   void exchange(phase_work& w, const box& from, const T* src, T* dst) {
     T* send = m_ranks.data(m_send);
     T* recv = m_ranks.data(m_recv);
-    for (std::size_t p = 0; p < w.peers.size(); ++p) {
-      const box& s = w.peers[p].send;
-      m_ranks.copy(s, from, src, s, send + w.send_displs[p] / int(sizeof(T)));
+    if (w.gather) {
+      m_ranks.copy(from, from, src, from, send);
+    } else {
+      for (std::size_t p = 0; p < w.peers.size(); ++p) {
+        const box& s = w.peers[p].send;
+        m_ranks.copy(s, from, src, s, send + w.send_displs[p] / int(sizeof(T)));
+      }
     }
     m_ranks.synchronize();  // MPI reads what the device wrote
     T* mpi_send = send;
     T* mpi_recv = recv;
-    const std::size_t send_bytes = std::size_t(w.send_displs.back() + w.send_counts.back());
+    const std::size_t send_bytes =
+        w.gather ? from.size() * sizeof(T) : std::size_t(w.send_displs.back() + w.send_counts.back());
     const std::size_t recv_bytes = std::size_t(w.recv_displs.back() + w.recv_counts.back());
     if (m_ranks.staged) {
       m_ranks.download(m_send_host.data(), send, send_bytes);
       mpi_send = m_send_host.data();
       mpi_recv = m_recv_host.data();
     }
-    if (w.uniform) {
+    if (w.gather) {
+      check_mpi(MPI_Allgatherv(mpi_send, int(send_bytes), MPI_BYTE, mpi_recv, w.recv_counts.data(),
+                               w.recv_displs.data(), MPI_BYTE, w.comm),
+                "MPI_Allgatherv");
+    } else if (w.uniform) {
       check_mpi(MPI_Alltoall(mpi_send, w.send_counts[0], MPI_BYTE, mpi_recv, w.recv_counts[0], MPI_BYTE, w.comm),
                 "MPI_Alltoall");
     } else {
