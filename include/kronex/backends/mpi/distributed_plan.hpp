@@ -115,6 +115,18 @@ private:
       needs_local[k] = kind == factor_kind::banded || kind == factor_kind::dense || kind == factor_kind::function;
     }
     schedule(d);  // backend-neutral checks (function solvers: solve only, untransposed)
+    // Diagonals scale each rank's block where it lies, restricted to the block: a zero entry
+    // would be found only by the rank holding it, and named by its index within the block. The
+    // whole diagonal is checked here instead, on every rank: singular_factor names the global
+    // entry (as the serial host does) on every rank.
+    if (d.inverse) {
+      for (std::size_t k = 0; k < d.factors.size(); ++k) {
+        const factor_view<T>& f = d.factors[k];
+        if (f.kind != factor_kind::diagonal) continue;
+        for (std::size_t i = 0; i < f.n; ++i)
+          if (f.data[i] == T(0)) throw_singular(k, long(i + 1), f.describe(), "diagonal");
+      }
+    }
     m_phases = plan_exchanges(m_global, grid, needs_local);
 
     int size = 1;
