@@ -78,10 +78,7 @@ void check_counts(const kronex::transfer_counts& c, std::size_t uploads, std::si
   BOOST_TEST(c.download_bytes == download_bytes);
 }
 
-template <class T>
-kronex::banded<T> band(std::size_t n, std::size_t kl, std::size_t ku, boundary bc, bool pivot = false) {
-  return to_banded(random_band_matrix<T>(n, kl, ku, bc, pivot), kl, ku, bc);
-}
+using kronex_test::band;
 
 template <class T>
 kronex::diagonal_factor<T> random_diagonal(std::size_t n) {

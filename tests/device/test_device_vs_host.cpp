@@ -62,10 +62,7 @@ void check_against_host(const Expr& expr, const std::array<std::size_t, D>& shap
   }
 }
 
-template <class T>
-kronex::banded<T> band(std::size_t n, std::size_t kl, std::size_t ku, boundary bc, bool pivot = false) {
-  return to_banded(random_band_matrix<T>(n, kl, ku, bc, pivot), kl, ku, bc);
-}
+using kronex_test::band;
 
 } // namespace
 

@@ -36,10 +36,7 @@ using kronex_test::rel_error;
 using kronex_test::to_banded;
 using value_types = std::tuple<double, std::complex<double>>;
 
-template <class T>
-kronex::banded<T> band(std::size_t n, std::size_t kl, std::size_t ku, boundary bc, bool pivot = false) {
-  return to_banded(random_band_matrix<T>(n, kl, ku, bc, pivot), kl, ku, bc);
-}
+using kronex_test::band;
 
 // What the function saw: one record per call.
 template <class T>

@@ -42,38 +42,11 @@ using kronex_test::to_banded;
 using kronex_test::world_rank;
 using kronex_test::world_size;
 
-template <class T>
-kronex::banded<T> band(std::size_t n, std::size_t kl, std::size_t ku, boundary bc, bool pivot = false) {
-  return to_banded(random_band_matrix<T>(n, kl, ku, bc, pivot), kl, ku, bc);
-}
+using kronex_test::band;
 
-// Every grid of D entries whose product is the number of ranks.
-template <std::size_t D>
-std::vector<std::array<int, D>> grids_for(int ranks) {
-  std::vector<std::array<int, D>> out;
-  std::array<int, D> g{};
-  g.fill(1);
-  while (true) {
-    int p = 1;
-    for (int v : g) p *= v;
-    if (p == ranks) out.push_back(g);
-    std::size_t k = D;
-    while (k-- > 0) {
-      if (++g[k] <= ranks) break;
-      g[k] = 1;
-    }
-    if (k == std::size_t(-1)) return out;
-  }
-}
+using kronex_test::grids_for;
 
-template <std::size_t D>
-std::string text(const std::array<int, D>& g) {
-  std::ostringstream os;
-  os << "grid (";
-  for (std::size_t k = 0; k < D; ++k) os << (k ? "," : "") << g[k];
-  os << ")";
-  return os.str();
-}
+using kronex_test::grid_text;
 
 long sum_over_ranks(long v) {
   long r = 0;
@@ -233,7 +206,7 @@ BOOST_AUTO_TEST_CASE(function_solver_on_split_and_unsplit_modes) {
   for (const auto& grid : grids_for<3>(world_size())) {
     // The function solver at each mode in turn, wrapping that mode's banded matrix.
     for (std::size_t k = 0; k < 3; ++k) {
-      BOOST_TEST_CONTEXT("3D, function solver at mode " << k << ", " << text(grid)) {
+      BOOST_TEST_CONTEXT("3D, function solver at mode " << k << ", " << grid_text(grid)) {
         auto lines = std::make_shared<long>(0);
         const std::size_t n = k == 0 ? 7 : k == 1 ? 6 : 5;
         const std::size_t m = split_count<3>({true, true, true}, grid);
@@ -279,7 +252,7 @@ BOOST_AUTO_TEST_CASE(diagonals_on_split_axes) {
   const auto B = band<T>(6, 1, 1, boundary::periodic);
   const xt::xtensor<T, 3> b = random_tensor<T, 3>({9, 6, 4});
   for (const auto& grid : grids_for<3>(world_size())) {
-    BOOST_TEST_CONTEXT(text(grid)) {
+    BOOST_TEST_CONTEXT(grid_text(grid)) {
       // Only mode 1 needs locality; the diagonals scale each rank's block where it is.
       const std::size_t m = split_count<3>({false, true, false}, grid);
       const auto K = kronex::kron(D0, B, D2);
@@ -337,7 +310,7 @@ BOOST_AUTO_TEST_CASE(identity_only_operators_copy) {
   const xt::xtensor<T, 3> b = random_tensor<T, 3>({5, 3, 4});
   const auto I = kronex::kron(kronex::identity(5), kronex::identity(3), kronex::identity(4));
   for (const auto& grid : grids_for<3>(world_size())) {
-    BOOST_TEST_CONTEXT(text(grid)) {
+    BOOST_TEST_CONTEXT(grid_text(grid)) {
       auto bd = distribute(b, grid);
       for (bool inverse : {false, true}) {
         auto solver = inverse ? kronex::compile(I.inverse(), bd) : kronex::compile(I, bd);
@@ -371,7 +344,7 @@ void check_single_precision() {
   const xt::xtensor<T, 2> d = random_dense_matrix<T>(6, true);
   const xt::xtensor<T, 3> b = random_tensor<T, 3>({10, 7, 6});
   for (const auto& grid : grids_for<3>(world_size())) {
-    BOOST_TEST_CONTEXT(kronex::value_traits<T>::name << ", " << text(grid)) {
+    BOOST_TEST_CONTEXT(kronex::value_traits<T>::name << ", " << grid_text(grid)) {
       const std::size_t m = split_count<3>({true, true, true}, grid);
       const auto K = kronex::kron(c, p, d);
       check_against<T, 3>(K.inverse(), K.inverse(), b, grid, m);
@@ -403,7 +376,7 @@ void check_tiny(const std::array<std::size_t, D>& shape) {
     std::array<bool, D> all{};
     all.fill(true);
     BOOST_TEST_CONTEXT("shape " << kronex::detail::format_shape(kronex::shape_t(shape.begin(), shape.end())) << ", "
-                                << text(grid)) {
+                                << grid_text(grid)) {
       if constexpr (D == 1) {
         check_against<T, 1>(kronex::kron(dense[0]).inverse(), kronex::kron(dense[0]).inverse(), b, grid,
                             split_count<1>(all, grid));

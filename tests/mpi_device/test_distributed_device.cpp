@@ -27,28 +27,9 @@ using kronex_test::random_tensor;
 using kronex_test::to_banded;
 using kronex_test::world_size;
 
-template <class T>
-kronex::banded<T> band(std::size_t n, std::size_t kl, std::size_t ku, boundary bc, bool pivot = false) {
-  return to_banded(random_band_matrix<T>(n, kl, ku, bc, pivot), kl, ku, bc);
-}
+using kronex_test::band;
 
-template <std::size_t D>
-std::vector<std::array<int, D>> grids_for(int ranks) {
-  std::vector<std::array<int, D>> out;
-  std::array<int, D> g{};
-  g.fill(1);
-  while (true) {
-    int p = 1;
-    for (int v : g) p *= v;
-    if (p == ranks) out.push_back(g);
-    std::size_t k = D;
-    while (k-- > 0) {
-      if (++g[k] <= ranks) break;
-      g[k] = 1;
-    }
-    if (k == std::size_t(-1)) return out;
-  }
-}
+using kronex_test::grids_for;
 
 template <class T, std::size_t D, class Expr>
 void check_device_ranks(const Expr& expr, const xt::xtensor<T, D>& b, const std::array<int, D>& grid,

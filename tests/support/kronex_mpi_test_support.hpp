@@ -2,8 +2,11 @@
 // MPI tests: MPI is initialised before the first test and finalised after the last; every rank
 // runs every test case. The random seed is chosen on rank 0 and broadcast, so all ranks build the
 // same global data (and print the same seed, for replay with KRONEX_TEST_SEED).
+#include <array>
 #include <cstdlib>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <boost/test/unit_test.hpp>
 #include <mpi.h>
@@ -47,6 +50,35 @@ inline double max_over_ranks(double v) {
   double r = v;
   MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return r;
+}
+
+// Every process grid of D entries whose product is the number of ranks.
+template <std::size_t D>
+std::vector<std::array<int, D>> grids_for(int ranks) {
+  std::vector<std::array<int, D>> out;
+  std::array<int, D> g{};
+  g.fill(1);
+  while (true) {
+    int p = 1;
+    for (int v : g) p *= v;
+    if (p == ranks) out.push_back(g);
+    std::size_t k = D;
+    while (k-- > 0) {
+      if (++g[k] <= ranks) break;
+      g[k] = 1;
+    }
+    if (k == std::size_t(-1)) return out;
+  }
+}
+
+// "grid (2,1,1)", for test contexts.
+template <std::size_t D>
+std::string grid_text(const std::array<int, D>& g) {
+  std::ostringstream os;
+  os << "grid (";
+  for (std::size_t k = 0; k < D; ++k) os << (k ? "," : "") << g[k];
+  os << ")";
+  return os.str();
 }
 
 } // namespace kronex_test

@@ -170,6 +170,12 @@ kronex::banded<T> to_banded(const xt::xtensor<T, 2>& a, std::size_t kl, std::siz
   return b;
 }
 
+// A random band factor (see random_band_matrix) as a kronex::banded.
+template <class T>
+kronex::banded<T> band(std::size_t n, std::size_t kl, std::size_t ku, kronex::boundary bc, bool pivot = false) {
+  return to_banded(random_band_matrix<T>(n, kl, ku, bc, pivot), kl, ku, bc);
+}
+
 // A banded factor (e.g. from the gallery) as a dense matrix, read through banded's own accessor.
 template <class T>
 xt::xtensor<T, 2> to_dense(const kronex::banded<T>& b) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "operator_desc.hpp"
+#include "plan.hpp"
 #include "step.hpp"
 
 namespace kronex::detail {
@@ -44,6 +45,14 @@ std::vector<mode_task> schedule(const operator_desc<T>& d) {
   }
   if (tasks.empty()) tasks.push_back({step_kind::copy, 0});
   return tasks;
+}
+
+// One setup line per factor, each "skipped" until the backend says what it does with it.
+template <class T>
+std::vector<factor_setup> skipped_setup(const operator_desc<T>& d) {
+  std::vector<factor_setup> setup;
+  for (std::size_t k = 0; k < d.factors.size(); ++k) setup.push_back({k, d.factors[k].describe(), "skipped", ""});
+  return setup;
 }
 
 // The tensor as a step on mode k sees it: (lines before, n_k, lines after), C order.

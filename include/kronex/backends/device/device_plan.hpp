@@ -47,13 +47,7 @@ public:
     m_desc.expression = d.text();
     m_desc.shape = shape;
     m_desc.counts_transfers = true;
-    for (std::size_t k = 0; k < d.factors.size(); ++k) {
-      factor_setup fs;
-      fs.mode = k;
-      fs.factor = d.factors[k].describe();
-      fs.method = "skipped";
-      m_desc.setup.push_back(std::move(fs));
-    }
+    m_desc.setup = skipped_setup(d);
     const auto before = transfers();
     for (const auto& t : schedule(d)) {
       step st = make_step(t, d.trans, shape, sizeof(T));

@@ -137,13 +137,7 @@ private:
     m_desc.shape = m_global;
     m_desc.counts_transfers = Ranks::counts_transfers;
 
-    for (std::size_t k = 0; k < d.factors.size(); ++k) {
-      factor_setup fs;
-      fs.mode = k;
-      fs.factor = d.factors[k].describe();
-      fs.method = "skipped";
-      m_desc.setup.push_back(std::move(fs));
-    }
+    m_desc.setup = skipped_setup(d);
     m_uniform.assign(m_phases.size(), false);
     std::size_t buffer = 0;
     for (std::size_t i = 0; i < m_phases.size(); ++i) {
