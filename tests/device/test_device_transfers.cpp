@@ -42,25 +42,7 @@ using kronex_test::rel_error;
 using kronex_test::to_banded;
 using value_types = std::tuple<double, std::complex<double>>;
 
-// Runs f, which must throw E (or a subclass) whose message contains every needle; returns the
-// message (empty if nothing or something else was thrown).
-template <class E, class F>
-std::string expect_error(F&& f, const std::vector<std::string>& needles) {
-  try {
-    f();
-  } catch (const E& e) {
-    const std::string what = e.what();
-    BOOST_TEST_MESSAGE("caught: " << what);
-    for (const auto& s : needles)
-      BOOST_CHECK_MESSAGE(what.find(s) != std::string::npos, "'" << s << "' not in message: " << what);
-    return what;
-  } catch (const std::exception& e) {
-    BOOST_ERROR("wrong exception type " << typeid(e).name() << ": " << e.what());
-    return {};
-  }
-  BOOST_ERROR("expected an exception, nothing was thrown");
-  return {};
-}
+using kronex_test::expect_error;
 
 // The counter's movement while f runs.
 template <class F>

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
@@ -168,6 +169,26 @@ kronex::banded<T> to_banded(const xt::xtensor<T, 2>& a, std::size_t kl, std::siz
     for (std::size_t j = 0; j < n; ++j)
       if (a(i, j) != T(0)) b(i, j) = a(i, j);
   return b;
+}
+
+// Runs f, which must throw E (or a subclass of E) whose message contains every needle; returns
+// the message (empty if nothing or something else was thrown).
+template <class E, class F>
+std::string expect_error(F&& f, const std::vector<std::string>& needles) {
+  try {
+    f();
+  } catch (const E& e) {
+    const std::string what = e.what();
+    BOOST_TEST_MESSAGE("caught: " << what);
+    for (const auto& s : needles)
+      BOOST_CHECK_MESSAGE(what.find(s) != std::string::npos, "'" << s << "' not in message: " << what);
+    return what;
+  } catch (const std::exception& e) {
+    BOOST_ERROR("wrong exception type " << typeid(e).name() << ": " << e.what());
+    return {};
+  }
+  BOOST_ERROR("expected an exception, nothing was thrown");
+  return {};
 }
 
 // A random band factor (see random_band_matrix) as a kronex::banded.

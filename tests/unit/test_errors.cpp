@@ -23,25 +23,7 @@ namespace {
 using kronex::boundary;
 using shape3 = std::array<std::size_t, 3>;
 
-// Runs f, which must throw exactly-typed E (or a subclass of E) whose message contains every
-// needle; returns the message (empty if nothing or something else was thrown).
-template <class E, class F>
-std::string expect_error(F&& f, const std::vector<std::string>& needles) {
-  try {
-    f();
-  } catch (const E& e) {
-    const std::string what = e.what();
-    BOOST_TEST_MESSAGE("caught: " << what);
-    for (const auto& s : needles)
-      BOOST_CHECK_MESSAGE(what.find(s) != std::string::npos, "'" << s << "' not in message: " << what);
-    return what;
-  } catch (const std::exception& e) {
-    BOOST_ERROR("wrong exception type " << typeid(e).name() << ": " << e.what());
-    return {};
-  }
-  BOOST_ERROR("expected an exception, nothing was thrown");
-  return {};
-}
+using kronex_test::expect_error;
 
 // A tridiagonal 5x5 factor that is singular in exact arithmetic, and LU with partial pivoting
 // finds the zero exactly: identity except the block [[1,1],[1,1]] on rows/columns 1..2.
