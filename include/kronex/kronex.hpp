@@ -1,6 +1,7 @@
 #pragma once
 // kronex: Kronecker-structured linear algebra. The one header applications include.
 #include "core/error.hpp"
+#include "factors/any_factor.hpp"
 #include "factors/banded.hpp"
 #include "factors/diagonal.hpp"
 #include "factors/function_solver.hpp"

@@ -111,7 +111,7 @@ auto kron(F&&... f) {
   static_assert(sizeof...(F) >= 1 && sizeof...(F) <= 6, "kronex::kron takes 1 to 6 factors");
   static_assert((is_factor<std::decay_t<F>>::value && ...),
                 "kronex::kron: each factor must be a kronex::banded<T>, an xt::xtensor<T, 2>, "
-                "kronex::identity(n), kronex::diagonal(v) or a kronex::function_solver<T>");
+                "kronex::identity(n), kronex::diagonal(v), a kronex::function_solver<T> or a kronex::any_factor<T>");
   std::size_t mode = 0;
   (detail::check_factor(f, mode++), ...);
   return kron_expr<detail::closure_t<F&&>...>(op::none, false, std::forward<F>(f)...);

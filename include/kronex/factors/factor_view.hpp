@@ -11,6 +11,7 @@
 
 #include "../core/error.hpp"
 #include "../core/value_traits.hpp"
+#include "any_factor.hpp"
 #include "banded.hpp"
 #include "diagonal.hpp"
 #include "function_solver.hpp"
@@ -96,6 +97,8 @@ template <class T>
 struct is_factor<function_solver<T>> : std::true_type {};
 template <class T, xt::layout_type L>
 struct is_factor<xt::xtensor<T, 2, L>> : std::true_type {};
+template <class T>
+struct is_factor<any_factor<T>> : std::true_type {};
 
 template <class T>
 factor_view<T> make_view(const banded<T>& a) {
@@ -148,8 +151,15 @@ factor_view<T> make_view(const xt::xtensor<U, 2, L>& a) {
   return v;
 }
 
+template <class T>
+factor_view<T> make_view(const any_factor<T>& a) {
+  return std::visit([](const auto& f) { return make_view<T>(f); }, a.get());
+}
+
 namespace detail {
 // Eager checks at kron() time, so the error points at the call that made the mistake.
+template <class F>
+void check_factor(const F&, std::size_t) {}
 template <class T, xt::layout_type L>
 void check_factor(const xt::xtensor<T, 2, L>& a, std::size_t mode) {
   if (a.shape()[0] != a.shape()[1] || a.shape()[0] == 0) {
@@ -158,8 +168,11 @@ void check_factor(const xt::xtensor<T, 2, L>& a, std::size_t mode) {
                                  a.shape()[1], ")"));
   }
 }
-template <class F>
-void check_factor(const F&, std::size_t) {}
+template <class T>
+void check_factor(const any_factor<T>& a, std::size_t mode) {
+  std::visit([&](const auto& f) { check_factor(f, mode); }, a.get());
+}
+
 } // namespace detail
 
 } // namespace kronex
