@@ -4,7 +4,9 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ libxtensor-dev libxtensor-blas-dev libxsimd-dev
           libboost-test-dev liblapack-dev liblapacke-dev libopenblas-dev libthrust-dev libcub-dev
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin
+          libcli11-dev nlohmann-json3-dev python3 python3-numpy python3-scipy python3-matplotlib
+          clang libclang-rt-14-dev libfuzzer-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
