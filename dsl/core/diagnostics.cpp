@@ -1,5 +1,6 @@
 #include "core/diagnostics.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace kronex::dsl {
@@ -29,11 +30,11 @@ std::string dsl_error::render(const std::string& source, const std::string& sour
   const std::string text = line_of(source, m_where.line);
   const std::string number = std::to_string(m_where.line);
   os << ' ' << number << " | " << text << '\n';
-  std::size_t length = m_where.length == 0 ? 1 : m_where.length;
-  // Underline within the line only (a span running past its end is cut at the end).
-  if (m_where.column - 1 + length > text.size() + 1) length = text.size() + 1 >= m_where.column ? text.size() + 2 - m_where.column : 1;
-  if (length == 0) length = 1;
-  os << ' ' << std::string(number.size(), ' ') << " | " << std::string(m_where.column - 1, ' ') << '^'
+  // Underline within the line (a span that runs on to later lines is cut at the end of this one).
+  const std::size_t col0 = m_where.column - 1;
+  const std::size_t available = text.size() > col0 ? text.size() - col0 : 1;
+  const std::size_t length = std::min(std::max<std::size_t>(m_where.length, 1), available);
+  os << ' ' << std::string(number.size(), ' ') << " | " << std::string(col0, ' ') << '^'
      << std::string(length - 1, '~') << '\n';
   return os.str();
 }

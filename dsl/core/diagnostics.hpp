@@ -15,6 +15,7 @@ namespace kronex::dsl {
 struct source_range {
   std::size_t line = 1, column = 1;  // where the problem starts, 1-based
   std::size_t length = 1;            // characters to underline on that line (at least 1)
+  std::size_t offset = 0;            // byte offset of the start in the source
 };
 
 class dsl_error : public kronex::error {

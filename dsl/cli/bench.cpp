@@ -1,0 +1,306 @@
+// kronex bench: times the compiled plans of a program on one or both backends, over a sweep of
+// sizes, against the memory-bandwidth floor measured in the same run.
+//   time:   each run() of the whole program (every stage) after warm-up runs; median, min, max;
+//   GDOF/s: unknowns (the tensor's size) / median time;
+//   GB/s:   the bytes the plans state they move / median time;
+//   floor:  2 * sizeof(T) * unknowns per plan step (each step reads and writes the tensor once)
+//           at the bandwidth measured on that backend in this run (host: triad; device: a large
+//           device-to-device copy); time/floor is how far the plans are from it.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <unistd.h>
+
+#include "cli/command.hpp"
+#include "cli/output.hpp"
+#include "exec/plan_json.hpp"
+
+namespace kronex::cli {
+
+namespace {
+
+struct bench_options {
+  source_options source;
+  std::string backend = "host";
+  int reps = 0;     // 0: as many as fit in about half a second, 5 to 200
+  int warmup = 2;
+  std::string json, plot;
+  std::vector<std::string> sweeps;
+  bool plans = true;
+};
+
+// "n=32:256:x2" (geometric), "n=32:256:+32" (arithmetic) or "n=32,64,100" (a list).
+std::pair<std::string, std::vector<std::uint64_t>> parse_sweep(const std::string& spec) {
+  const auto bad = [&](const std::string& why) {
+    return usage_error("--sweep " + spec + ": " + why + " (expected NAME=FROM:TO:xFACTOR, NAME=FROM:TO:+STEP or NAME=A,B,C)");
+  };
+  const auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) throw bad("no NAME=");
+  const std::string name = spec.substr(0, eq), rest = spec.substr(eq + 1);
+  const auto number = [&](const std::string& s) -> std::uint64_t {
+    if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos) throw bad("'" + s + "' is not a positive integer");
+    return std::stoull(s);
+  };
+  std::vector<std::uint64_t> values;
+  if (rest.find(':') == std::string::npos) {
+    std::stringstream ss(rest);
+    for (std::string item; std::getline(ss, item, ',');) values.push_back(number(item));
+  } else {
+    std::vector<std::string> parts;
+    std::stringstream ss(rest);
+    for (std::string item; std::getline(ss, item, ':');) parts.push_back(item);
+    if (parts.size() != 3 || parts[2].size() < 2 || (parts[2][0] != 'x' && parts[2][0] != '+')) throw bad("malformed range");
+    const std::uint64_t from = number(parts[0]), to = number(parts[1]), by = number(parts[2].substr(1));
+    if (from == 0 || from > to) throw bad("FROM must be positive and at most TO");
+    if (by < (parts[2][0] == 'x' ? 2u : 1u)) throw bad("the factor must be at least 2 and the step at least 1");
+    for (std::uint64_t v = from; v <= to && values.size() < 1000; v = parts[2][0] == 'x' ? v * by : v + by) values.push_back(v);
+  }
+  if (values.empty()) throw bad("no values");
+  return {name, values};
+}
+
+// Every combination of the swept values (the first sweep varies slowest), on top of --set.
+std::vector<dsl::parameters> combinations(const dsl::parameters& base, const std::vector<std::string>& sweeps) {
+  std::vector<dsl::parameters> out{base};
+  for (const auto& s : sweeps) {
+    const auto [name, values] = parse_sweep(s);
+    std::vector<dsl::parameters> next;
+    for (const auto& p : out) {
+      for (const auto v : values) {
+        auto q = p;
+        q[name] = v;
+        next.push_back(q);
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::string describe(const dsl::parameters& p) {
+  std::string s;
+  for (const auto& [k, v] : p) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
+  return s;
+}
+
+class progress {
+public:
+  explicit progress(std::string label) : m_label(std::move(label)), m_on(isatty(fileno(stderr))) {}
+  ~progress() { if (m_on) std::fprintf(stderr, "\r\033[K"); }
+  void show(int done, int total) {
+    if (!m_on) return;
+    const int width = 30, filled = total ? done * width / total : width;
+    std::fprintf(stderr, "\r\033[K%s [%s%s] %d/%d", m_label.c_str(), std::string(std::size_t(filled), '#').c_str(),
+                 std::string(std::size_t(width - filled), '.').c_str(), done, total);
+    std::fflush(stderr);
+  }
+
+private:
+  std::string m_label;
+  bool m_on;
+};
+
+struct row {
+  dsl::parameters params;
+  std::string backend;
+  std::vector<std::size_t> shape;
+  dsl::dtype type;
+  int reps = 0;
+  double median = 0, min = 0, max = 0, bytes = 0, flops = 0, floor = 0, residual = 0;
+  std::size_t steps = 0;
+  double unknowns() const {
+    double n = 1;
+    for (auto s : shape) n *= double(s);
+    return n;
+  }
+};
+
+void write_text_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw kronex::error("cannot write " + path);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw kronex::error("cannot write " + path);
+  }
+}
+
+std::string plot_script() {
+  if (const char* env = std::getenv("KRONEX_PLOT_SCRIPT")) return env;
+  // Installed next to the binary (bin/../share/kronex), else the source tree's copy.
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share" / "kronex" / "kronex-plot.py";
+    if (std::filesystem::exists(installed, ec)) return installed.string();
+  }
+  return KRONEX_PLOT_SCRIPT_SOURCE;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+void bench(const bench_options& o) {
+  if (!o.json.empty()) check_output_path(o.json, "--json");
+  if (!o.plot.empty()) check_output_path(o.plot, "--plot");
+  if (o.reps < 0 || o.warmup < 0) throw usage_error("--reps and --warmup must not be negative");
+  const loaded_source src = load_source(o.source);
+  const auto all = combinations(parse_assignments(o.source.assignments), o.sweeps);
+  std::vector<dsl::backend_kind> backends;
+  if (o.backend == "host" || o.backend == "all") backends.push_back(dsl::backend_kind::host);
+  if (o.backend == "device" || o.backend == "all") backends.push_back(dsl::backend_kind::device);
+
+  // Evaluate every size first: an error in the program shows before any timing.
+  std::vector<dsl::evaluated_program> programs;
+  for (const auto& p : all) {
+    programs.push_back(evaluate(src, p));
+    if (!programs.back().runnable()) {
+      throw rendered_error(dsl::dsl_error(programs.back().where, "the program ends with an operator: bench times "
+                                                                 "a solve or an apply, e.g. K.solve(random(1))")
+                               .render(src.text, src.name));
+    }
+  }
+
+  std::cout << "kronex bench  " << programs.front().text << '\n';
+  std::map<std::string, double> bandwidth;
+  std::vector<row> rows;
+  for (const auto backend : backends) {
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+      const auto& program = programs[i];
+      auto exe = pointing_into(src, [&] { return dsl::prepare(program, backend); });
+      const std::string name = exe->backend_name();
+      if (!bandwidth.count(name)) {
+        bandwidth[name] = exe->memory_bandwidth();
+        std::cout << "memory floor on " << name << ": " << std::fixed;
+        std::cout.precision(2);
+        std::cout << bandwidth[name] * 1e-9 << " GB/s measured now ("
+                  << (backend == dsl::backend_kind::host ? "triad" : "device-to-device copy") << ")\n";
+        std::cout.unsetf(std::ios::floatfield);
+      }
+      if (o.plans && i == 0) {
+        for (std::size_t s = 0; s < exe->plans().size(); ++s) {
+          if (exe->plans().size() > 1) std::cout << "stage " << s + 1 << ": " << program.stages[s].text << '\n';
+          std::cout << exe->plans()[s];
+        }
+      }
+      row r;
+      r.params = all[i];
+      r.backend = name;
+      r.shape.assign(program.shape.begin(), program.shape.end());
+      r.type = program.type;
+      for (const auto& p : exe->plans()) {
+        r.bytes += p.bytes();
+        r.flops += p.flops();
+        r.steps += p.steps.size();
+      }
+      progress bar(describe(all[i]) + (describe(all[i]).empty() ? "" : " ") + name);
+      double first = 0;
+      for (int w = 0; w < std::max(o.warmup, 1); ++w) first = exe->timed_run();
+      r.reps = o.reps > 0 ? o.reps : int(std::clamp(0.5 / std::max(first, 1e-9), 5.0, 200.0));
+      std::vector<double> t;
+      for (int k = 0; k < r.reps; ++k) {
+        bar.show(k, r.reps);
+        t.push_back(exe->timed_run());
+      }
+      bar.show(r.reps, r.reps);
+      std::sort(t.begin(), t.end());
+      r.median = t[t.size() / 2];
+      r.min = t.front();
+      r.max = t.back();
+      const double elem = double(program.type == dsl::dtype::float32 ? 4 : program.type == dsl::dtype::complex128 ? 16 : 8);
+      r.floor = double(r.steps) * 2.0 * elem * r.unknowns() / bandwidth[name];
+      r.residual = dsl::relative_residual(program, exe->result());
+      rows.push_back(r);
+    }
+  }
+
+  std::printf("\n%-14s %-12s %-18s %-10s %6s %10s %10s %10s %9s %8s %10s %10s %10s\n", "params", "backend", "shape",
+              "type", "reps", "median[ms]", "min[ms]", "max[ms]", "GDOF/s", "GB/s", "floor[ms]", "time/floor",
+              "residual");
+  for (const auto& r : rows) {
+    std::printf("%-14s %-12s %-18s %-10s %6d %10.3f %10.3f %10.3f %9.3f %8.2f %10.3f %10.2f %10.1e\n",
+                describe(r.params).empty() ? "-" : describe(r.params).c_str(), r.backend.c_str(),
+                format_shape(r.shape).c_str(), dsl::to_string(r.type), r.reps, r.median * 1e3, r.min * 1e3,
+                r.max * 1e3, r.unknowns() / r.median * 1e-9, r.bytes / r.median * 1e-9, r.floor * 1e3, r.median / r.floor,
+                r.residual);
+  }
+  std::cout << "floor: 2 x sizeof(T) bytes per unknown per plan step at the measured bandwidth; residual: the last "
+               "stage undone on the host\n";
+
+  if (o.json.empty() && o.plot.empty()) return;
+  nlohmann::json j;
+  j["source"] = src.name;
+  j["program"] = src.text;
+  j["bandwidth_bytes_per_s"] = bandwidth;
+  j["rows"] = nlohmann::json::array();
+  for (const auto& r : rows) {
+    j["rows"].push_back({{"params", r.params}, {"backend", r.backend}, {"shape", r.shape},
+                         {"value_type", dsl::to_string(r.type)}, {"unknowns", r.unknowns()}, {"reps", r.reps},
+                         {"time_s", {{"median", r.median}, {"min", r.min}, {"max", r.max}}},
+                         {"gdof_per_s", r.unknowns() / r.median * 1e-9}, {"gb_per_s", r.bytes / r.median * 1e-9},
+                         {"plan_bytes", r.bytes}, {"plan_flops", r.flops}, {"floor_s", r.floor},
+                         {"time_over_floor", r.median / r.floor}, {"residual", r.residual}});
+  }
+  const std::string json_path = o.json.empty() ? o.plot + ".json.tmp-" + std::to_string(::getpid()) : o.json;
+  write_text_atomic(json_path, j.dump(2) + "\n");
+  if (!o.json.empty()) std::cout << "wrote " << o.json << '\n';
+  if (!o.plot.empty()) {
+    // Debian's python3 (where python3-matplotlib installs) unless KRONEX_PYTHON says otherwise.
+    const char* python = std::getenv("KRONEX_PYTHON");
+    std::error_code ec;
+    const std::string interpreter = python ? python : std::filesystem::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3";
+    const std::string cmd = shell_quote(interpreter) + " " + shell_quote(plot_script()) + " " +
+                            shell_quote(json_path) + " " + shell_quote(o.plot);
+    const int status = std::system(cmd.c_str());
+    if (o.json.empty()) std::remove(json_path.c_str());
+    if (status != 0) {
+      // Not an input error: exit code 1.
+      throw std::runtime_error("plotting failed (" + cmd + "): it needs python3 with matplotlib (Debian: "
+                               "python3-matplotlib); set KRONEX_PYTHON to choose the interpreter");
+    }
+    std::cout << "wrote " << o.plot << '\n';
+  }
+}
+
+} // namespace
+
+void register_bench(CLI::App& app) {
+  auto o = std::make_shared<bench_options>();
+  auto* cmd = app.add_subcommand("bench", "Time a program's compiled plans against the memory-bandwidth floor");
+  add_source_options(*cmd, o->source);
+  cmd->add_option("--backend", o->backend, "host, device, or all (one row per backend)")
+      ->check(CLI::IsMember({"host", "device", "all"}))
+      ->capture_default_str();
+  cmd->add_option("--reps", o->reps, "Timed runs per row (default: about 0.5 s worth, 5 to 200)");
+  cmd->add_option("--warmup", o->warmup, "Untimed runs before timing")->capture_default_str();
+  cmd->add_option("--sweep", o->sweeps, "Repeat over values of a parameter: n=32:256:x2, n=32:256:+32 or n=32,64 "
+                                        "(write $n in the program; repeatable: all combinations)")
+      ->type_name("NAME=RANGE");
+  cmd->add_option("--json", o->json, "Write every row as JSON to this file");
+  cmd->add_option("--plot", o->plot, "Draw time and GDOF/s against size into this file (.svg, .png or .pdf; "
+                                     "python3 with matplotlib)");
+  cmd->add_flag("!--no-plan", o->plans, "Do not print the plans");
+  cmd->footer(R"(Examples:
+  kronex bench 'kron(mass(128, 3), mass(128, 3, periodic), mass(128, 3)).solve(random(1))'
+  kronex bench 'kron(mass($n, 3), mass($n, 3), mass($n, 3)).solve(random(1))' --sweep n=32:256:x2 \
+               --backend all --json bench.json --plot bench.svg)");
+  cmd->callback([o] { bench(*o); });
+}
+
+} // namespace kronex::cli

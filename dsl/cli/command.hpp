@@ -1,0 +1,69 @@
+#pragma once
+// What the three commands share: where the program text comes from, parameters, the backend
+// option, and loading + evaluating with errors that point into the text.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "eval/evaluator.hpp"
+#include "exec/executable.hpp"
+
+namespace kronex::cli {
+
+// A usage problem found after parsing the options (exit code 2, like CLI11's own).
+class usage_error : public kronex::error {
+public:
+  using kronex::error::error;
+};
+
+struct source_options {
+  std::string expression;               // the positional EXPR
+  std::string file;                     // -f FILE ("-" for standard input)
+  std::vector<std::string> assignments; // --set NAME=VALUE
+};
+
+struct loaded_source {
+  std::string text;
+  std::string name;  // "<expression>", the file name, or "<stdin>"
+};
+
+// Adds EXPR, -f/--file and --set to a subcommand.
+void add_source_options(CLI::App& cmd, source_options& o);
+loaded_source load_source(const source_options& o);
+dsl::parameters parse_assignments(const std::vector<std::string>& assignments);
+
+// An error in the program, already rendered as "name:line:col: error: ..." with the line and a
+// caret (what the command prints).
+class rendered_error : public kronex::error {
+public:
+  using kronex::error::error;
+};
+
+// Runs f(), rendering any dsl_error (from evaluation, or a singular factor found when
+// compiling) against the program text.
+template <class F>
+decltype(auto) pointing_into(const loaded_source& s, F&& f) {
+  try {
+    return f();
+  } catch (const dsl::dsl_error& e) {
+    throw rendered_error(e.render(s.text, s.name));
+  }
+}
+
+inline dsl::evaluated_program evaluate(const loaded_source& s, const dsl::parameters& params) {
+  return pointing_into(s, [&] { return dsl::evaluate(s.text, params); });
+}
+
+// Checks before any work that `path` can be created (its directory exists), so a long run does
+// not end in a write error.
+void check_output_path(const std::string& path, const char* option);
+
+dsl::backend_kind parse_backend(const std::string& name);
+
+void register_explain(CLI::App& app);
+void register_run(CLI::App& app);
+void register_bench(CLI::App& app);
+
+} // namespace kronex::cli

@@ -1,0 +1,13 @@
+#pragma once
+// Small formatting helpers shared by the commands.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace kronex::cli {
+
+std::string format_shape(const std::vector<std::size_t>& shape);
+// "1.23e-15": for residuals and other small numbers.
+std::string scientific(double v, int digits = 2);
+
+} // namespace kronex::cli

@@ -1,0 +1,558 @@
+#include "eval/evaluator.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include <kronex/factors/gallery.hpp>
+
+#include "io/matrix_market.hpp"
+#include "language/parser.hpp"
+
+namespace kronex::dsl {
+
+std::optional<dtype> factor_value::type() const {
+  return std::visit([](const auto& f) -> std::optional<dtype> {
+    using F = std::decay_t<decltype(f)>;
+    if constexpr (std::is_same_v<F, identity_factor>) return std::nullopt;
+    else return dtype_of<typename F::value_type>();
+  }, factor);
+}
+
+std::size_t factor_value::size() const {
+  return std::visit([](const auto& f) -> std::size_t { return f.size(); }, factor);
+}
+
+shape_t operator_value::sizes() const {
+  shape_t s;
+  for (const auto& f : factors) s.push_back(f->size());
+  return s;
+}
+
+const char* kind_name(const value& v) {
+  struct visitor {
+    const char* operator()(std::uint64_t) const { return "an integer"; }
+    const char* operator()(const std::string&) const { return "a string"; }
+    const char* operator()(const keyword_value& k) const { return k.bc ? "a boundary keyword" : "a value type keyword"; }
+    const char* operator()(const std::shared_ptr<const factor_value>&) const { return "a factor"; }
+    const char* operator()(const std::shared_ptr<const operator_value>&) const { return "an operator"; }
+    const char* operator()(const std::shared_ptr<const array_value>&) const { return "an array"; }
+    const char* operator()(const std::shared_ptr<const generated_tensor>&) const { return "a tensor"; }
+    const char* operator()(const std::shared_ptr<const result_value>&) const { return "a result"; }
+  };
+  return std::visit(visitor{}, v);
+}
+
+namespace {
+
+// Limits that turn absurd requests into clear errors instead of out-of-memory crashes.
+constexpr std::uint64_t max_factor_size = std::uint64_t(1) << 20;
+constexpr std::uint64_t max_degree = 31;
+constexpr std::uint64_t max_tensor_elements = std::uint64_t(1) << 36;
+constexpr std::size_t max_rank = 6;
+
+std::string format_shape(const shape_t& s) {
+  std::ostringstream os;
+  os << '(';
+  for (std::size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  if (s.size() == 1) os << ',';
+  os << ')';
+  return os.str();
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = std::max<std::size_t>(2, name.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(name, c);
+    if (d < best_d) { best_d = d; best = c; }
+  }
+  return best.empty() ? std::string() : " (did you mean '" + best + "'?)";
+}
+
+const std::vector<std::string> function_names = {"mass", "stiffness", "laplacian", "identity", "mtx",
+                                                  "npy", "random", "ones", "kron"};
+const std::vector<std::string> keyword_names = {"periodic", "clamped", "float32", "float64", "complex64", "complex128"};
+const std::vector<std::string> method_names = {"solve", "apply", "transpose", "adjoint", "inverse"};
+
+std::optional<keyword_value> keyword(const std::string& name) {
+  keyword_value k;
+  k.text = name;
+  if (name == "periodic") k.bc = kronex::boundary::periodic;
+  else if (name == "clamped") k.bc = kronex::boundary::clamped;
+  else if (auto t = dtype_from_name(name)) k.type = t;
+  else return std::nullopt;
+  return k;
+}
+
+// Rebuilds an io::npy_array holding x (for npy(path, dtype) conversions).
+template <class T>
+io::npy_array as_array(xt::xarray<T> x) {
+  io::npy_array a;
+  a.type = dtype_of<T>();
+  a.shape.assign(x.shape().begin(), x.shape().end());
+  a.data = std::move(x);
+  return a;
+}
+
+class evaluator {
+public:
+  evaluator(const std::string& source, const parameters& params) : m_source(source), m_params(params) {}
+
+  evaluated_program run(const program& p) {
+    if (p.statements.empty()) {
+      throw dsl_error(source_range{}, "the program is empty: write an expression such as kron(mass(64, 3), mass(64, 3)).solve(ones())");
+    }
+    value last;
+    for (std::size_t s = 0; s < p.statements.size(); ++s) {
+      const statement& st = p.statements[s];
+      const bool is_last = s + 1 == p.statements.size();
+      if (!st.assigned && !is_last) {
+        throw dsl_error(st.value->where, "this expression's value is not used: only the last statement is the "
+                                         "result; give it a name (NAME = ...) or remove it");
+      }
+      value v = eval(*st.value);
+      if (st.assigned) bind(*st.assigned, st.assigned_where, v);
+      if (is_last) last = std::move(v);
+    }
+    return finish(last, *p.statements.back().value);
+  }
+
+private:
+  std::string text(const node& n) const { return source_text(m_source, n); }
+
+  void bind(const std::string& name, const source_range& where, value v) {
+    if (std::find(function_names.begin(), function_names.end(), name) != function_names.end()) {
+      throw dsl_error(where, "cannot assign to '" + name + "': it is a built-in function");
+    }
+    if (keyword(name)) throw dsl_error(where, "cannot assign to '" + name + "': it is a keyword");
+    m_names[name] = std::move(v);
+  }
+
+  value eval(const node& n) {
+    switch (n.what) {
+      case node::kind::integer: return n.value;
+      case node::kind::string: return n.text;
+      case node::kind::parameter: {
+        const auto it = m_params.find(n.text);
+        if (it == m_params.end()) {
+          throw dsl_error(n.where, "parameter $" + n.text + " is not set: pass --set " + n.text +
+                                       "=VALUE (or --sweep " + n.text + "=FROM:TO:xFACTOR with bench)");
+        }
+        return it->second;
+      }
+      case node::kind::name: {
+        if (auto k = keyword(n.text)) return *k;
+        const auto it = m_names.find(n.text);
+        if (it != m_names.end()) return it->second;
+        if (std::find(function_names.begin(), function_names.end(), n.text) != function_names.end()) {
+          throw dsl_error(n.where, "'" + n.text + "' is a function: call it, as in " + n.text + "(...)");
+        }
+        std::vector<std::string> known;
+        for (const auto& [k, v] : m_names) known.push_back(k);
+        known.insert(known.end(), keyword_names.begin(), keyword_names.end());
+        throw dsl_error(n.where, "unknown name '" + n.text + "'" + did_you_mean(n.text, known));
+      }
+      case node::kind::call: return call(n);
+      case node::kind::method: return method(n);
+    }
+    throw dsl_error(n.where, "unsupported expression");
+  }
+
+  // ---- argument checking -------------------------------------------------------------------
+
+  struct signature {
+    const char* name;
+    std::size_t min_args, max_args;
+    const char* usage;
+  };
+
+  void check_count(const node& n, const signature& s) {
+    const std::size_t k = n.args.size();
+    if (k >= s.min_args && k <= s.max_args) return;
+    std::ostringstream os;
+    os << s.name << " takes ";
+    if (s.min_args == s.max_args) os << s.min_args;
+    else os << s.min_args << " to " << s.max_args;
+    os << (s.max_args == 1 && s.min_args == 1 ? " argument" : " arguments") << ", got " << k << ": " << s.usage;
+    // Point at the first extra argument, or at the call when arguments are missing.
+    throw dsl_error(k > s.max_args ? n.args[s.max_args]->where : n.where, os.str());
+  }
+
+  [[noreturn]] void wrong_type(const node& arg, const value& v, const std::string& what, std::size_t index,
+                               const char* function) {
+    std::ostringstream os;
+    os << "argument " << index + 1 << " of " << function << " must be " << what << ", got " << kind_name(v);
+    if (auto* k = std::get_if<keyword_value>(&v)) os << " '" << k->text << "'";
+    throw dsl_error(arg.where, os.str());
+  }
+
+  std::uint64_t integer_arg(const node& n, std::size_t i, const char* function, const char* what,
+                            std::uint64_t lo, std::uint64_t hi) {
+    const value v = eval(*n.args[i]);
+    const auto* x = std::get_if<std::uint64_t>(&v);
+    if (!x) wrong_type(*n.args[i], v, std::string("an integer (") + what + ")", i, function);
+    if (*x < lo || *x > hi) {
+      throw dsl_error(n.args[i]->where, std::string(what) + " must be between " + std::to_string(lo) + " and " +
+                                            std::to_string(hi) + ", got " + std::to_string(*x));
+    }
+    return *x;
+  }
+
+  std::string string_arg(const node& n, std::size_t i, const char* function, const char* what) {
+    const value v = eval(*n.args[i]);
+    const auto* s = std::get_if<std::string>(&v);
+    if (!s) wrong_type(*n.args[i], v, std::string("a string (") + what + ")", i, function);
+    return *s;
+  }
+
+  // Trailing optional keywords: [boundary] then [dtype], in that order.
+  struct options {
+    kronex::boundary bc = kronex::boundary::clamped;
+    std::optional<dtype> type;
+  };
+  options option_args(const node& n, std::size_t first, const char* function, bool allow_boundary) {
+    options o;
+    bool seen_type = false;
+    for (std::size_t i = first; i < n.args.size(); ++i) {
+      const value v = eval(*n.args[i]);
+      const auto* k = std::get_if<keyword_value>(&v);
+      const char* expected = allow_boundary ? "periodic, clamped or a value type (float32, float64, complex64, complex128)"
+                                            : "a value type (float32, float64, complex64 or complex128)";
+      if (!k || (k->bc && !allow_boundary)) wrong_type(*n.args[i], v, expected, i, function);
+      if (seen_type) throw dsl_error(n.args[i]->where, std::string("the value type must be the last argument of ") + function);
+      if (k->bc) {
+        if (i != first) throw dsl_error(n.args[i]->where, std::string("the boundary is given twice in ") + function);
+        o.bc = *k->bc;
+      } else {
+        o.type = k->type;
+        seen_type = true;
+      }
+    }
+    return o;
+  }
+
+  // ---- built-in functions ------------------------------------------------------------------
+
+  value call(const node& n) {
+    const std::string& f = n.text;
+    if (f == "mass" || f == "stiffness") return gallery_spline(n, f == "mass");
+    if (f == "laplacian") return gallery_laplacian(n);
+    if (f == "identity") return gallery_identity(n);
+    if (f == "mtx") return read_mtx(n);
+    if (f == "npy") return read_npy(n);
+    if (f == "random" || f == "ones") return generate(n, f == "random");
+    if (f == "kron") return make_kron(n);
+    if (m_names.count(f)) {
+      throw dsl_error(n.name_where, "'" + f + "' is " + kind_name(m_names[f]) + ", not a function");
+    }
+    throw dsl_error(n.name_where, "unknown function '" + f + "'" + did_you_mean(f, function_names) +
+                                      "; the functions are mass, stiffness, laplacian, identity, mtx, npy, random, ones and kron");
+  }
+
+  template <class Make>
+  value make_factor(const node& n, std::optional<dtype> type, Make&& make) {
+    auto f = std::make_shared<factor_value>();
+    f->text = text(n);
+    f->where = n.where;
+    try {
+      with_dtype(type.value_or(dtype::float64), [&](auto t) {
+        using T = decltype(t);
+        f->factor = any_factor<T>(make(T{}));
+      });
+    } catch (const kronex::error& e) {
+      throw dsl_error(n.where, f->text + ": " + e.what());
+    }
+    return std::shared_ptr<const factor_value>(f);
+  }
+
+  value gallery_spline(const node& n, bool mass) {
+    const signature s{mass ? "mass" : "stiffness", 2, 4,
+                      mass ? "mass(n, degree [, periodic|clamped] [, value type])"
+                           : "stiffness(n, degree [, periodic|clamped] [, value type])"};
+    check_count(n, s);
+    const std::uint64_t size = integer_arg(n, 0, s.name, "n", 1, max_factor_size);
+    const std::uint64_t degree = integer_arg(n, 1, s.name, "the degree", mass ? 0 : 1, max_degree);
+    const options o = option_args(n, 2, s.name, true);
+    return make_factor(n, o.type, [&](auto t) {
+      using T = decltype(t);
+      return mass ? gallery::bspline_mass<T>(size, degree, o.bc) : gallery::bspline_stiffness<T>(size, degree, o.bc);
+    });
+  }
+
+  value gallery_laplacian(const node& n) {
+    const signature s{"laplacian", 1, 3, "laplacian(n [, periodic|clamped] [, value type])"};
+    check_count(n, s);
+    const std::uint64_t size = integer_arg(n, 0, s.name, "n", 1, max_factor_size);
+    const options o = option_args(n, 1, s.name, true);
+    return make_factor(n, o.type, [&](auto t) { return gallery::laplacian<decltype(t)>(size, o.bc); });
+  }
+
+  value gallery_identity(const node& n) {
+    const signature s{"identity", 1, 2, "identity(n [, value type])"};
+    check_count(n, s);
+    const std::uint64_t size = integer_arg(n, 0, s.name, "n", 1, max_factor_size);
+    const options o = option_args(n, 1, s.name, false);
+    if (o.type) return make_factor(n, o.type, [&](auto) { return identity_factor(size); });
+    auto f = std::make_shared<factor_value>();
+    f->factor = identity_factor(size);
+    f->text = text(n);
+    f->where = n.where;
+    return std::shared_ptr<const factor_value>(f);
+  }
+
+  value read_mtx(const node& n) {
+    const signature s{"mtx", 1, 2, "mtx(\"file.mtx\" [, value type])"};
+    check_count(n, s);
+    const std::string path = string_arg(n, 0, s.name, "the file name");
+    const options o = option_args(n, 1, s.name, false);
+    try {
+      const io::matrix_market m = io::read_matrix_market(path);
+      const dtype t = o.type.value_or(m.is_complex ? dtype::complex128 : dtype::float64);
+      return make_factor(n, t, [&](auto v) { return io::to_factor<decltype(v)>(m, path); });
+    } catch (const file_error& e) {
+      throw dsl_error(n.where, std::string("cannot use ") + e.what());
+    }
+  }
+
+  value read_npy(const node& n) {
+    const signature s{"npy", 1, 2, "npy(\"file.npy\" [, value type])"};
+    check_count(n, s);
+    const std::string path = string_arg(n, 0, s.name, "the file name");
+    const options o = option_args(n, 1, s.name, false);
+    auto a = std::make_shared<array_value>();
+    a->path = path;
+    a->text = text(n);
+    a->where = n.where;
+    try {
+      a->array = io::read_npy(path);
+      if (o.type && *o.type != a->array.type) {
+        a->array = with_dtype(*o.type, [&](auto t) { return as_array(io::convert<decltype(t)>(a->array, path)); });
+      }
+    } catch (const file_error& e) {
+      throw dsl_error(n.where, std::string("cannot use ") + e.what());
+    }
+    return std::shared_ptr<const array_value>(a);
+  }
+
+  value generate(const node& n, bool random) {
+    const signature s{random ? "random" : "ones", random ? 1u : 0u, random ? 1u : 0u,
+                      random ? "random(seed): uniform values in [-1, 1), shaped like the operator it meets"
+                             : "ones(): all ones, shaped like the operator it meets"};
+    check_count(n, s);
+    auto g = std::make_shared<generated_tensor>();
+    g->what = random ? generated_tensor::kind::random : generated_tensor::kind::ones;
+    if (random) g->seed = integer_arg(n, 0, s.name, "the seed", 0, std::numeric_limits<std::uint64_t>::max());
+    g->text = text(n);
+    g->where = n.where;
+    return std::shared_ptr<const generated_tensor>(g);
+  }
+
+  std::shared_ptr<const factor_value> as_factor(const node& arg, const value& v, std::size_t i) {
+    if (auto* f = std::get_if<std::shared_ptr<const factor_value>>(&v)) return *f;
+    if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&v)) {
+      const auto& arr = (*a)->array;
+      if (arr.shape.size() != 2 || arr.shape[0] != arr.shape[1] || arr.shape[0] == 0) {
+        throw dsl_error(arg.where, "a dense factor must be a square, non-empty 2D array; " + (*a)->path +
+                                       " has shape " + format_shape(shape_t(arr.shape.begin(), arr.shape.end())));
+      }
+      auto f = std::make_shared<factor_value>();
+      f->text = (*a)->text;
+      f->where = arg.where;
+      std::visit([&](const auto& x) {
+        using T = typename std::decay_t<decltype(x)>::value_type;
+        xt::xtensor<T, 2> dense = x;
+        f->factor = any_factor<T>(std::move(dense));
+      }, arr.data);
+      return f;
+    }
+    if (std::holds_alternative<std::shared_ptr<const operator_value>>(v)) {
+      throw dsl_error(arg.where, "argument " + std::to_string(i + 1) + " of kron is an operator: kron takes 1D "
+                                 "factors (nested Kronecker products are not supported)");
+    }
+    wrong_type(arg, v, "a factor (mass, stiffness, laplacian, identity, mtx or a 2D npy array)", i, "kron");
+  }
+
+  value make_kron(const node& n) {
+    if (n.args.empty() || n.args.size() > max_rank) {
+      throw dsl_error(n.args.size() > max_rank ? n.args[max_rank]->where : n.where,
+                      "kron takes 1 to 6 factors, got " + std::to_string(n.args.size()));
+    }
+    auto op = std::make_shared<operator_value>();
+    op->text = text(n);
+    op->where = n.where;
+    std::size_t typed_at = 0;
+    for (std::size_t i = 0; i < n.args.size(); ++i) {
+      auto f = as_factor(*n.args[i], eval(*n.args[i]), i);
+      if (const auto t = f->type()) {
+        if (op->type && *op->type != *t) {
+          const auto& first = *op->factors[typed_at];
+          throw dsl_error(n.args[i]->where,
+                          "kron: all factors must have the same value type: factor " + std::to_string(typed_at + 1) +
+                              " (" + first.text + ") is " + to_string(*op->type) + ", factor " + std::to_string(i + 1) +
+                              " (" + f->text + ") is " + to_string(*t) + "; give them one value type, e.g. as the "
+                              "last argument of a gallery factor, mtx or npy");
+        }
+        if (!op->type) typed_at = i;
+        op->type = t;
+      }
+      op->factors.push_back(std::move(f));
+    }
+    return std::shared_ptr<const operator_value>(op);
+  }
+
+  // ---- methods -----------------------------------------------------------------------------
+
+  value method(const node& n) {
+    const value target = eval(*n.target);
+    const std::string& m = n.text;
+    if (std::find(method_names.begin(), method_names.end(), m) == method_names.end()) {
+      throw dsl_error(n.name_where, "unknown method '." + m + "'" + did_you_mean(m, method_names) +
+                                        "; operators have .solve(x), .apply(x), .transpose(), .adjoint() and .inverse()");
+    }
+    const auto* opp = std::get_if<std::shared_ptr<const operator_value>>(&target);
+    if (!opp) {
+      throw dsl_error(n.target->where, "'." + m + "' needs an operator (kron(...)), but " + text(*n.target) + " is " +
+                                           kind_name(target));
+    }
+    const auto& op = *opp;
+    if (m == "solve" || m == "apply") {
+      check_count(n, {m == "solve" ? ".solve" : ".apply", 1, 1, m == "solve" ? "K.solve(b)" : "K.apply(x)"});
+      return make_result(n, op, m == "solve" ? result_value::kind::solve : result_value::kind::apply);
+    }
+    check_count(n, {m.c_str(), 0, 0, "K.transpose(), K.adjoint(), K.inverse()"});
+    auto out = std::make_shared<operator_value>(*op);
+    out->methods.push_back(m == "transpose" ? op_method::transpose : m == "adjoint" ? op_method::adjoint : op_method::inverse);
+    out->text = text(n);
+    out->where = n.where;
+    return std::shared_ptr<const operator_value>(out);
+  }
+
+  value make_result(const node& n, const std::shared_ptr<const operator_value>& op, result_value::kind what) {
+    const node& arg = *n.args[0];
+    const value v = eval(arg);
+    auto r = std::make_shared<result_value>();
+    r->what = what;
+    r->op = op;
+    r->text = text(n);
+    r->where = n.where;
+    const shape_t sizes = op->sizes();
+    std::optional<dtype> operand_type;
+    std::optional<shape_t> operand_shape;
+    if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&v)) {
+      r->operand = *a;
+      operand_type = (*a)->array.type;
+      operand_shape = shape_t((*a)->array.shape.begin(), (*a)->array.shape.end());
+    } else if (auto* g = std::get_if<std::shared_ptr<const generated_tensor>>(&v)) {
+      r->operand = *g;
+    } else if (auto* inner = std::get_if<std::shared_ptr<const result_value>>(&v)) {
+      r->operand = *inner;
+      operand_type = (*inner)->type;
+      operand_shape = (*inner)->shape();
+    } else {
+      std::string what_is = kind_name(v);
+      if (std::holds_alternative<std::shared_ptr<const factor_value>>(v)) what_is += " (a 1D matrix, not a tensor)";
+      throw dsl_error(arg.where, "the operand of ." + n.text + " must be a tensor (npy(...), random(seed), ones() or "
+                                 "a result), got " + what_is);
+    }
+    if (operand_shape && *operand_shape != sizes) {
+      throw dsl_error(arg.where, "shape mismatch: " + op->text + " has sizes " + format_shape(sizes) + " but " +
+                                     text(arg) + " has shape " + format_shape(*operand_shape));
+    }
+    if (op->type && operand_type && *op->type != *operand_type) {
+      throw dsl_error(arg.where, "value type mismatch: " + op->text + " is " + to_string(*op->type) + " but " +
+                                     text(arg) + " is " + to_string(*operand_type) +
+                                     "; convert the operand, e.g. npy(\"file.npy\", " + to_string(*op->type) + ")");
+    }
+    r->type = op->type ? op->type : operand_type;
+    std::uint64_t elements = 1;
+    for (std::size_t s : sizes) {
+      if (elements > max_tensor_elements / s) {
+        throw dsl_error(n.where, "the tensor " + format_shape(sizes) + " is too large (more than 2^36 values)");
+      }
+      elements *= s;
+    }
+    return std::shared_ptr<const result_value>(r);
+  }
+
+  // ---- the last statement ------------------------------------------------------------------
+
+  evaluated_program finish(const value& last, const node& where) {
+    evaluated_program p;
+    p.where = where.where;
+    p.text = text(where);
+    if (auto* op = std::get_if<std::shared_ptr<const operator_value>>(&last)) {
+      // Compiled as kronex::compile(K, sizes) would: the operator itself (an apply of K, or a
+      // solve when it ends in .inverse()), for a tensor of its own sizes.
+      p.bare_operator = *op;
+      p.shape = (*op)->sizes();
+      p.type = (*op)->type.value_or(dtype::float64);
+      p.stages.push_back(stage{result_value::kind::apply, *op, (*op)->text, (*op)->where});
+      return p;
+    }
+    const auto* r = std::get_if<std::shared_ptr<const result_value>>(&last);
+    if (!r) {
+      throw dsl_error(where.where, std::string("the last statement must be a solve or an apply (K.solve(b), "
+                                               "K.apply(x)) or an operator, got ") + kind_name(last));
+    }
+    // Flatten the nesting: stages innermost first; all share the outermost result's shape.
+    std::vector<const result_value*> chain;
+    for (const result_value* c = r->get(); c;) {
+      chain.push_back(c);
+      const auto* inner = std::get_if<std::shared_ptr<const result_value>>(&c->operand);
+      c = inner ? inner->get() : nullptr;
+    }
+    std::optional<dtype> type;
+    for (const result_value* c : chain) if (!type && c->type) type = c->type;
+    p.type = type.value_or(dtype::float64);
+    p.shape = (*r)->shape();
+    const result_value* innermost = chain.back();
+    if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&innermost->operand)) p.operand = *a;
+    else p.operand = std::get<std::shared_ptr<const generated_tensor>>(innermost->operand);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      p.stages.push_back(stage{(*it)->what, (*it)->op, (*it)->text, (*it)->where});
+    }
+    return p;
+  }
+
+  const std::string& m_source;
+  const parameters& m_params;
+  std::map<std::string, value> m_names;
+};
+
+} // namespace
+
+evaluated_program evaluate(const program& p, const std::string& source, const parameters& params) {
+  return evaluator(source, params).run(p);
+}
+
+evaluated_program evaluate(const std::string& source, const parameters& params) {
+  return evaluate(parse(source), source, params);
+}
+
+const std::vector<std::string>& builtin_names() {
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> v = function_names;
+    v.insert(v.end(), keyword_names.begin(), keyword_names.end());
+    return v;
+  }();
+  return all;
+}
+
+} // namespace kronex::dsl

@@ -1,0 +1,52 @@
+#pragma once
+// The evaluator: walks a parsed program, binds names, checks every argument, and reduces the
+// last statement to an evaluated_program (a chain of solve/apply stages over one operand, or a
+// bare operator). Every problem is a dsl_error at the node that caused it; problems with files
+// are reported at the mtx(...) or npy(...) call, with the file's own message.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "eval/values.hpp"
+#include "language/ast.hpp"
+
+namespace kronex::dsl {
+
+// Values of $name parameters (set with --set name=value, or by --sweep).
+using parameters = std::map<std::string, std::uint64_t>;
+
+// One solve or apply, in evaluation order (innermost first).
+struct stage {
+  result_value::kind what = result_value::kind::solve;
+  std::shared_ptr<const operator_value> op;
+  std::string text;  // e.g. kron(M, P).solve(b)
+  source_range where;
+};
+
+// The last statement's value, ready for a backend.
+struct evaluated_program {
+  dtype type = dtype::float64;  // the value type every stage runs in
+  shape_t shape;                // the operand's (and every stage's) shape
+  // The operand of the innermost stage: an array, a generated tensor, or none when the program
+  // ends with a bare operator (which can be explained, compiled for its own sizes, not run).
+  std::variant<std::monostate, std::shared_ptr<const array_value>, std::shared_ptr<const generated_tensor>> operand;
+  std::vector<stage> stages;
+  std::shared_ptr<const operator_value> bare_operator;  // set when the program ends with an operator
+  source_range where;                                   // the last statement's value
+  std::string text;
+
+  bool runnable() const { return !bare_operator; }
+};
+
+evaluated_program evaluate(const program& p, const std::string& source, const parameters& params = {});
+
+// Parse and evaluate in one call.
+evaluated_program evaluate(const std::string& source, const parameters& params = {});
+
+// The built-in functions and the keywords, for help texts and "did you mean".
+const std::vector<std::string>& builtin_names();
+
+} // namespace kronex::dsl

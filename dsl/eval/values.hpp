@@ -1,0 +1,95 @@
+#pragma once
+// What DSL expressions evaluate to. Factors and tensors are loaded or built when their statement
+// is evaluated (so a missing file is reported at its mtx(...)); operators and results only record
+// what to do, like the C++ expressions they become in exec/ (nothing is factored or solved here).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <kronex/core/shape.hpp>
+#include <kronex/factors/any_factor.hpp>
+#include <kronex/factors/boundary.hpp>
+
+#include "core/diagnostics.hpp"
+#include "core/dtype.hpp"
+#include "io/npy.hpp"
+
+namespace kronex::dsl {
+
+// A 1D factor. An identity without a value type argument (identity(n)) is untyped: like
+// kronex::identity(n) in C++, it takes the value type of the other factors or of the operand.
+struct factor_value {
+  std::variant<identity_factor, any_factor<float>, any_factor<double>, any_factor<std::complex<float>>,
+               any_factor<std::complex<double>>> factor = identity_factor(1);
+  std::string text;  // the source text, e.g. mass(128, 3)
+  source_range where;
+
+  std::optional<dtype> type() const;
+  std::size_t size() const;
+};
+
+// The C++ methods the expression calls on kron(...), in order (replayed on the kron_expr).
+enum class op_method { transpose, adjoint, inverse };
+
+struct operator_value {
+  std::vector<std::shared_ptr<const factor_value>> factors;
+  std::vector<op_method> methods;
+  std::optional<dtype> type;  // the factors' common value type; none if all are untyped identities
+  std::string text;
+  source_range where;
+
+  shape_t sizes() const;
+};
+
+// A tensor operand whose shape and values are known only once it meets an operator:
+// random(seed) (uniform in [-1, 1), real and imaginary parts alike) and ones().
+struct generated_tensor {
+  enum class kind { random, ones } what = kind::ones;
+  std::uint64_t seed = 0;
+  std::string text;
+  source_range where;
+};
+
+// An array read from a .npy file: a tensor operand, or (when 2D and square) a dense factor.
+struct array_value {
+  io::npy_array array;
+  std::string path, text;
+  source_range where;
+};
+
+struct result_value;
+
+// The operand of a solve or apply.
+using operand_value = std::variant<std::shared_ptr<const array_value>, std::shared_ptr<const generated_tensor>,
+                                   std::shared_ptr<const result_value>>;
+
+// K.solve(x) or K.apply(x): not computed, only described.
+struct result_value {
+  enum class kind { solve, apply } what = kind::solve;
+  std::shared_ptr<const operator_value> op;
+  operand_value operand;
+  std::optional<dtype> type;  // the operator's, else the operand's
+  std::string text;
+  source_range where;
+
+  shape_t shape() const { return op->sizes(); }
+};
+
+// Bare words that are only meaningful as arguments: periodic, clamped, float32, ...
+struct keyword_value {
+  std::optional<kronex::boundary> bc;
+  std::optional<dtype> type;
+  std::string text;
+};
+
+using value = std::variant<std::uint64_t, std::string, keyword_value, std::shared_ptr<const factor_value>,
+                           std::shared_ptr<const operator_value>, std::shared_ptr<const array_value>,
+                           std::shared_ptr<const generated_tensor>, std::shared_ptr<const result_value>>;
+
+// "an integer", "an operator", ... for messages.
+const char* kind_name(const value& v);
+
+} // namespace kronex::dsl

@@ -1,0 +1,8 @@
+// The device backend for one value type, built once per device runtime (CPU device, CUDA).
+#include "exec/chain_program.hpp"
+#include "exec/device_policy.hpp"
+
+namespace kronex::dsl::detail {
+template <>
+std::unique_ptr<executable> prepare_device<float>(const evaluated_program& p) { return prepare_on<device_policy, float>(p); }
+} // namespace kronex::dsl::detail

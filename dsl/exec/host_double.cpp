@@ -1,0 +1,8 @@
+// The host backend for one value type (one translation unit per type keeps builds parallel).
+#include "exec/chain_program.hpp"
+#include "exec/host_policy.hpp"
+
+namespace kronex::dsl::detail {
+template <>
+std::unique_ptr<executable> prepare_host<double>(const evaluated_program& p) { return prepare_on<host_policy, double>(p); }
+} // namespace kronex::dsl::detail

@@ -1,0 +1,33 @@
+#pragma once
+// The host backend as chain_executable sees it: tensors are xt::xtensor, nothing moves.
+#include <chrono>
+#include <string>
+
+#include <kronex/backends/host/host_operator.hpp>
+
+#include "support/membw.hpp"
+
+namespace kronex::dsl::detail {
+
+struct host_policy {
+  template <class T, std::size_t D>
+  using tensor = xt::xtensor<T, D>;
+  struct run_guard {};
+
+  static std::string name() { return "host"; }
+  template <class T, std::size_t D>
+  static xt::xtensor<T, D> upload(xt::xtensor<T, D> b) { return b; }
+  template <class T, std::size_t D>
+  static xt::xtensor<T, D> like(const xt::xtensor<T, D>& b) { return xt::xtensor<T, D>::from_shape(b.shape()); }
+  template <class T, std::size_t D>
+  static const xt::xtensor<T, D>& download(const xt::xtensor<T, D>& x) { return x; }
+  static double memory_bandwidth() { return kronex_bench::triad_bandwidth(); }
+  template <class F>
+  static double time(F&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+};
+
+} // namespace kronex::dsl::detail

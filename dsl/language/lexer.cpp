@@ -1,0 +1,206 @@
+#include "language/lexer.hpp"
+
+#include <cctype>
+#include <limits>
+
+namespace kronex::dsl {
+
+const char* describe(token_kind k) {
+  switch (k) {
+    case token_kind::name: return "a name";
+    case token_kind::integer: return "an integer";
+    case token_kind::string: return "a string";
+    case token_kind::parameter: return "a parameter";
+    case token_kind::lparen: return "'('";
+    case token_kind::rparen: return "')'";
+    case token_kind::comma: return "','";
+    case token_kind::dot: return "'.'";
+    case token_kind::equals: return "'='";
+    case token_kind::separator: return "the end of the statement";
+    case token_kind::end: return "the end of the input";
+  }
+  return "?";
+}
+
+namespace {
+
+bool name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+class lexer {
+public:
+  explicit lexer(const std::string& s) : m_s(s) {}
+
+  std::vector<token> run() {
+    std::vector<token> out;
+    while (true) {
+      skip_blanks_and_comments();
+      if (m_i >= m_s.size()) break;
+      const char c = m_s[m_i];
+      if (c == '\n') {
+        const source_range at = here(1);
+        advance();
+        // Inside parentheses, or when the next line continues with '.', a newline is a blank.
+        if (m_depth > 0 || next_line_continues()) continue;
+        push_separator(out, at);
+        continue;
+      }
+      if (c == ';') { push_separator(out, here(1)); advance(); continue; }
+      if (c == '(') { ++m_depth; out.push_back(simple(token_kind::lparen)); continue; }
+      if (c == ')') { if (m_depth > 0) --m_depth; out.push_back(simple(token_kind::rparen)); continue; }
+      if (c == ',') { out.push_back(simple(token_kind::comma)); continue; }
+      if (c == '.') { out.push_back(simple(token_kind::dot)); continue; }
+      if (c == '=') { out.push_back(simple(token_kind::equals)); continue; }
+      if (c == '"') { out.push_back(string_token()); continue; }
+      if (c == '$') { out.push_back(parameter_token()); continue; }
+      if (std::isdigit(static_cast<unsigned char>(c))) { out.push_back(integer_token()); continue; }
+      if (name_start(c)) { out.push_back(name_token()); continue; }
+      throw dsl_error(here(1), unexpected_character(c));
+    }
+    token e;
+    e.kind = token_kind::end;
+    e.where = here(1);
+    out.push_back(e);
+    return out;
+  }
+
+private:
+  source_range here(std::size_t length) const { return {m_line, m_col, length, m_i}; }
+
+  void advance() {
+    if (m_s[m_i] == '\n') { ++m_line; m_col = 1; }
+    else if ((static_cast<unsigned char>(m_s[m_i]) & 0xC0) != 0x80) ++m_col;  // UTF-8: count characters
+    ++m_i;
+  }
+
+  void skip_blanks_and_comments() {
+    while (m_i < m_s.size()) {
+      const char c = m_s[m_i];
+      if (c == ' ' || c == '\t' || c == '\r') advance();
+      else if (c == '#') { while (m_i < m_s.size() && m_s[m_i] != '\n') advance(); }
+      else break;
+    }
+  }
+
+  // After a newline: does the next line with content start with '.'? (Looks ahead only.)
+  bool next_line_continues() const {
+    std::size_t j = m_i;
+    while (j < m_s.size()) {
+      const char c = m_s[j];
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\n') { ++j; continue; }
+      if (c == '#') { while (j < m_s.size() && m_s[j] != '\n') ++j; continue; }
+      return c == '.';
+    }
+    return false;
+  }
+
+  static void push_separator(std::vector<token>& out, source_range at) {
+    if (!out.empty() && out.back().kind == token_kind::separator) return;  // blank lines, ';;'
+    token t;
+    t.kind = token_kind::separator;
+    t.where = at;
+    out.push_back(t);
+  }
+
+  token simple(token_kind k) {
+    token t;
+    t.kind = k;
+    t.text = std::string(1, m_s[m_i]);
+    t.where = here(1);
+    advance();
+    return t;
+  }
+
+  token name_token() {
+    token t;
+    t.kind = token_kind::name;
+    t.where = here(0);
+    while (m_i < m_s.size() && name_char(m_s[m_i])) { t.text += m_s[m_i]; advance(); }
+    t.where.length = t.text.size();
+    return t;
+  }
+
+  token parameter_token() {
+    token t;
+    t.kind = token_kind::parameter;
+    t.where = here(0);
+    advance();  // '$'
+    if (m_i >= m_s.size() || !name_start(m_s[m_i])) {
+      throw dsl_error(t.where, "expected a parameter name after '$' (such as $n)");
+    }
+    while (m_i < m_s.size() && name_char(m_s[m_i])) { t.text += m_s[m_i]; advance(); }
+    t.where.length = t.text.size() + 1;
+    return t;
+  }
+
+  token integer_token() {
+    token t;
+    t.kind = token_kind::integer;
+    t.where = here(0);
+    bool overflow = false;
+    while (m_i < m_s.size() && std::isdigit(static_cast<unsigned char>(m_s[m_i]))) {
+      const std::uint64_t d = std::uint64_t(m_s[m_i] - '0');
+      if (t.value > (std::numeric_limits<std::uint64_t>::max() - d) / 10) overflow = true;
+      else t.value = t.value * 10 + d;
+      t.text += m_s[m_i];
+      advance();
+    }
+    t.where.length = t.text.size();
+    if (m_i < m_s.size() && (name_char(m_s[m_i]) || m_s[m_i] == '.')) {
+      // 1e5, 12ab, 3.5: the DSL has integers only.
+      source_range at = t.where;
+      at.length = t.text.size() + 1;
+      throw dsl_error(at, "expected an integer: the DSL has no decimal or suffixed numbers");
+    }
+    if (overflow) throw dsl_error(t.where, "integer " + t.text + " is too large");
+    return t;
+  }
+
+  token string_token() {
+    token t;
+    t.kind = token_kind::string;
+    t.where = here(0);
+    const std::size_t start = m_i;
+    advance();  // opening quote
+    while (true) {
+      if (m_i >= m_s.size() || m_s[m_i] == '\n') {
+        t.where.length = m_i - start;
+        throw dsl_error(t.where, "unterminated string: a string ends with '\"' on the same line");
+      }
+      const char c = m_s[m_i];
+      if (c == '"') { advance(); break; }
+      if (c == '\\') {
+        const source_range at = here(2);
+        advance();
+        if (m_i >= m_s.size() || m_s[m_i] == '\n') throw dsl_error(at, "unterminated string: '\\' at the end of the line");
+        const char e = m_s[m_i];
+        if (e == '"' || e == '\\') t.text += e;
+        else if (e == 'n') t.text += '\n';
+        else if (e == 't') t.text += '\t';
+        else throw dsl_error(at, std::string("unknown escape '\\") + e + "' in a string (use \\\" \\\\ \\n or \\t)");
+        advance();
+        continue;
+      }
+      t.text += c;
+      advance();
+    }
+    t.where.length = m_col > t.where.column ? m_col - t.where.column : 1;
+    return t;
+  }
+
+  static std::string unexpected_character(char c) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) return std::string("unexpected character '") + c + "'";
+    static const char* hex = "0123456789abcdef";
+    return std::string("unexpected byte 0x") + hex[u >> 4] + hex[u & 15] + " (names, numbers and punctuation are ASCII)";
+  }
+
+  const std::string& m_s;
+  std::size_t m_i = 0, m_line = 1, m_col = 1, m_depth = 0;
+};
+
+} // namespace
+
+std::vector<token> tokenize(const std::string& source) { return lexer(source).run(); }
+
+} // namespace kronex::dsl

@@ -1,0 +1,19 @@
+#pragma once
+// The parser (recursive descent over the lexer's tokens). Grammar (docs/dsl.md):
+//   program   = { separator } [ statement { separator { separator } statement } ] { separator } end
+//   statement = [ name "=" ] expr
+//   expr      = primary { "." name "(" [ args ] ")" }
+//   primary   = name [ "(" [ args ] ")" ] | integer | string | parameter | "(" expr ")"
+//   args      = expr { "," expr }
+#include <string>
+
+#include "language/ast.hpp"
+
+namespace kronex::dsl {
+
+// Deeper nesting than this is refused (an error, not a stack overflow).
+inline constexpr std::size_t max_nesting = 200;
+
+program parse(const std::string& source);
+
+} // namespace kronex::dsl
