@@ -20,15 +20,17 @@ def main(argv):
         data = json.load(f)
     rows = data["rows"]
     fig, (ax_t, ax_g) = plt.subplots(1, 2, figsize=(10, 4))
-    for backend in sorted({r["backend"] for r in rows}):
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, backend in enumerate(sorted({r["backend"] for r in rows})):
+        color = colors[i % len(colors)]
         mine = sorted((r for r in rows if r["backend"] == backend), key=lambda r: r["unknowns"])
         x = [r["unknowns"] for r in mine]
         ax_t.errorbar(x, [r["time_s"]["median"] * 1e3 for r in mine],
                       yerr=[[(r["time_s"]["median"] - r["time_s"]["min"]) * 1e3 for r in mine],
                             [(r["time_s"]["max"] - r["time_s"]["median"]) * 1e3 for r in mine]],
-                      marker="o", capsize=3, label=backend)
-        ax_t.plot(x, [r["floor_s"] * 1e3 for r in mine], linestyle="--", label=backend + " floor")
-        ax_g.plot(x, [r["gdof_per_s"] for r in mine], marker="o", label=backend)
+                      marker="o", capsize=3, color=color, label=backend)
+        ax_t.plot(x, [r["floor_s"] * 1e3 for r in mine], linestyle="--", color=color, label=backend + " memory floor")
+        ax_g.plot(x, [r["gdof_per_s"] for r in mine], marker="o", color=color, label=backend)
     for ax in (ax_t, ax_g):
         ax.set_xscale("log")
         ax.set_xlabel("unknowns")
@@ -37,7 +39,8 @@ def main(argv):
     ax_t.set_yscale("log")
     ax_t.set_ylabel("time per run [ms] (median, min-max)")
     ax_g.set_ylabel("GDOF/s")
-    program = " ".join(data.get("program", "").split())
+    # '$' would start matplotlib's math mode ($n in swept programs).
+    program = " ".join(data.get("program", "").split()).replace("$", r"\$")
     fig.suptitle(program if len(program) < 110 else program[:107] + "...", fontsize=9)
     fig.tight_layout()
     out = argv[2]

@@ -423,7 +423,9 @@ private:
     const value target = eval(*n.target);
     const std::string& m = n.text;
     if (std::find(method_names.begin(), method_names.end(), m) == method_names.end()) {
-      throw dsl_error(n.name_where, "unknown method '." + m + "'" + did_you_mean(m, method_names) +
+      std::vector<std::string> dotted;
+      for (const auto& x : method_names) dotted.push_back("." + x);
+      throw dsl_error(n.name_where, "unknown method '." + m + "'" + did_you_mean("." + m, dotted) +
                                         "; operators have .solve(x), .apply(x), .transpose(), .adjoint() and .inverse()");
     }
     const auto* opp = std::get_if<std::shared_ptr<const operator_value>>(&target);

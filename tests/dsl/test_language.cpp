@@ -1,0 +1,197 @@
+// The DSL's error reporting: every class of error with its message and the exact position of its
+// caret (line, column, underlined length), and the rendered form the command prints. Also the
+// lexical rules (comments, separators, continuation lines) and what programs evaluate to.
+#define BOOST_TEST_MODULE dsl_language
+#include <boost/test/unit_test.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "eval/evaluator.hpp"
+#include "language/lexer.hpp"
+#include "language/parser.hpp"
+
+namespace {
+
+using kronex::dsl::dsl_error;
+using kronex::dsl::evaluate;
+
+struct caught {
+  std::size_t line = 0, column = 0, length = 0;
+  std::string message;
+};
+
+// Evaluates `source`, which must fail with a dsl_error; returns where and what.
+caught error_of(const std::string& source, const kronex::dsl::parameters& params = {}) {
+  try {
+    evaluate(source, params);
+  } catch (const dsl_error& e) {
+    return {e.where().line, e.where().column, e.where().length, e.message()};
+  }
+  BOOST_FAIL("no dsl_error for: " + source);
+  return {};
+}
+
+void check_error(const std::string& source, std::size_t line, std::size_t column, std::size_t length,
+                 const std::string& fragment) {
+  const caught c = error_of(source);
+  BOOST_TEST_INFO("source: " << source << "\nmessage: " << c.message);
+  BOOST_TEST(c.line == line);
+  BOOST_TEST(c.column == column);
+  BOOST_TEST(c.length == length);
+  BOOST_TEST(c.message.find(fragment) != std::string::npos);
+}
+
+const std::string ok_tail = "kron(mass(8, 3)).solve(ones())";
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(lexical_errors) {
+  check_error("kron(mass(8, 3)) @ 2", 1, 18, 1, "unexpected character '@'");
+  check_error("x = \"abc\nkron(mass(8,3)).solve(ones())", 1, 5, 4, "unterminated string");
+  check_error("mtx(\"a\\qb\")", 1, 7, 2, "unknown escape '\\q'");
+  check_error("mass(1.5, 3)", 1, 6, 2, "no decimal");
+  check_error("mass(1e5, 3)", 1, 6, 2, "no decimal");
+  check_error("mass(99999999999999999999999, 3)", 1, 6, 23, "too large");
+  check_error("mass($, 3)", 1, 6, 0, "parameter name after '$'");
+  check_error("mass(8, 3) é", 1, 12, 1, "unexpected byte 0xc3");
+}
+
+BOOST_AUTO_TEST_CASE(syntax_errors) {
+  check_error("kron(mass(8, 3)", 1, 16, 1, "expected ',' or ')' in the argument list, got the end of the input");
+  check_error("kron(mass(8, 3),)", 1, 17, 1, "expected an argument after ','");
+  check_error("kron(mass(8 3))", 1, 13, 1, "expected ',' or ')' in the argument list, got 3");
+  check_error("K = ", 1, 5, 1, "expected an expression after 'K ='");
+  check_error("kron(mass(8, 3)).solve", 1, 23, 1, "expected '(' after the method name 'solve'");
+  check_error("kron(mass(8, 3)).(ones())", 1, 18, 1, "expected a method name after '.'");
+  check_error("A = mass(8, 3) B = mass(8, 3)", 1, 16, 1, "expected ';' or a new line after the statement, got 'B'");
+  check_error("mass(8, 3) = A", 1, 12, 1, "only a plain name can be assigned");
+  check_error(")", 1, 1, 1, "expected an expression");
+  std::string deep(300, '(');
+  check_error(deep + "1" + std::string(300, ')'), 1, 202, 1, "nested too deeply");
+}
+
+BOOST_AUTO_TEST_CASE(name_errors) {
+  check_error("Mass = mass(8, 3)\nkron(Mas).solve(ones())", 2, 6, 3, "unknown name 'Mas' (did you mean 'Mass'?)");
+  check_error("kron(mass(8, 3)).solve(onez())", 1, 24, 4, "unknown function 'onez' (did you mean 'ones'?)");
+  check_error("kron = mass(8, 3)\n" + ok_tail, 1, 1, 4, "cannot assign to 'kron': it is a built-in function");
+  check_error("periodic = mass(8, 3)\n" + ok_tail, 1, 1, 8, "cannot assign to 'periodic': it is a keyword");
+  check_error("kron(mass).solve(ones())", 1, 6, 4, "'mass' is a function: call it");
+  check_error("M = mass(8, 3); M(1)", 1, 17, 1, "'M' is a factor, not a function");
+  check_error("kron(mass(8, 3)).slove(ones())", 1, 18, 5, "unknown method '.slove' (did you mean '.solve'?)");
+  check_error("kron(mass(8, $m)).solve(ones())", 1, 14, 2, "parameter $m is not set");
+}
+
+BOOST_AUTO_TEST_CASE(argument_errors) {
+  check_error("kron(mass(8)).solve(ones())", 1, 6, 7, "mass takes 2 to 4 arguments, got 1: mass(n, degree");
+  check_error("kron(mass(8, 3, periodic, float32, 1)).solve(ones())", 1, 36, 1, "mass takes 2 to 4 arguments, got 5");
+  check_error("kron(mass(\"8\", 3)).solve(ones())", 1, 11, 3, "argument 1 of mass must be an integer (n), got a string");
+  check_error("kron(mass(8, 3, float32, periodic)).solve(ones())", 1, 26, 8, "the value type must be the last argument");
+  check_error("kron(identity(8, periodic)).solve(ones())", 1, 18, 8,
+              "argument 2 of identity must be a value type (float32, float64, complex64 or complex128), got a boundary keyword 'periodic'");
+  check_error("kron(mass(0, 3)).solve(ones())", 1, 11, 1, "n must be between 1 and 1048576, got 0");
+  check_error("kron(mass(8, 40)).solve(ones())", 1, 14, 2, "the degree must be between 0 and 31, got 40");
+  check_error("kron(mass(4, 3, periodic)).solve(ones())", 1, 6, 20, "mass(4, 3, periodic): kronex::gallery::bspline_mass");
+  check_error("kron().solve(ones())", 1, 1, 6, "kron takes 1 to 6 factors, got 0");
+  check_error("I = identity(2); kron(I, I, I, I, I, I, I).solve(ones())", 1, 41, 1, "kron takes 1 to 6 factors, got 7");
+  check_error("K = kron(mass(8, 3)); kron(K).solve(ones())", 1, 28, 1, "argument 1 of kron is an operator");
+  check_error("kron(3).solve(ones())", 1, 6, 1, "argument 1 of kron must be a factor");
+  check_error("kron(mass(8, 3)).solve(mass(8, 3))", 1, 24, 10, "must be a tensor (npy(...), random(seed), ones() or a result), got a factor (a 1D matrix, not a tensor)");
+  check_error("kron(mass(8, 3)).transpose(1)", 1, 28, 1, "transpose takes 0 arguments, got 1");
+  check_error("kron(mass(8, 3)).solve()", 1, 1, 24, ".solve takes 1 argument, got 0");
+  check_error("ones().solve(ones())", 1, 1, 6, "'.solve' needs an operator (kron(...)), but ones() is a tensor");
+  check_error("random(-1)", 1, 8, 1, "unexpected character '-'");
+}
+
+BOOST_AUTO_TEST_CASE(type_and_shape_errors) {
+  check_error("kron(mass(8, 3), mass(6, 2, complex128)).solve(ones())", 1, 18, 22,
+              "factor 1 (mass(8, 3)) is float64, factor 2 (mass(6, 2, complex128)) is complex128");
+  // Shapes: both, in full; the caret under the operand.
+  check_error("K = kron(mass(8, 3), mass(6, 2)); L = kron(mass(8, 3), mass(5, 2)); K.solve(L.apply(ones()))", 1, 77, 15,
+              "shape mismatch: kron(mass(8, 3), mass(6, 2)) has sizes (8, 6) but L.apply(ones()) has shape (8, 5)");
+  check_error("K = kron(mass(8, 3), mass(6, 2)); K.solve(kron(mass(8, 3)).apply(ones()))", 1, 43, 30,
+              "has sizes (8, 6) but kron(mass(8, 3)).apply(ones()) has shape (8,)");
+  check_error("K = kron(mass(8, 3, float32)); K.solve(kron(mass(8, 3)).apply(ones()))", 1, 40, 30,
+              "value type mismatch: kron(mass(8, 3, float32)) is float32 but kron(mass(8, 3)).apply(ones()) is float64");
+}
+
+BOOST_AUTO_TEST_CASE(statement_errors) {
+  check_error("", 1, 1, 1, "the program is empty");
+  check_error("# only a comment\n", 1, 1, 1, "the program is empty");
+  check_error("mass(8, 3)\n" + ok_tail, 1, 1, 10, "this expression's value is not used");
+  check_error("M = mass(8, 3)\nM", 2, 1, 1, "the last statement must be a solve or an apply");
+}
+
+BOOST_AUTO_TEST_CASE(file_errors) {
+  check_error("kron(mtx(\"/nonexistent/A.mtx\")).solve(ones())", 1, 6, 25, "cannot use \"/nonexistent/A.mtx\"");
+  check_error("kron(mass(4, 1)).solve(npy(\"/nonexistent/b.npy\"))", 1, 24, 25, "cannot use \"/nonexistent/b.npy\"");
+  // A malformed Matrix Market file: the message has the line in that file.
+  const std::string path = "test_language_bad.mtx";
+  {
+    std::ofstream f(path);
+    f << "%%MatrixMarket matrix coordinate real general\n% a comment\n3 3 2\n1 1 2.0\n2 2\n";
+  }
+  const caught c = error_of("A = mtx(\"" + path + "\")\nkron(A).solve(ones())");
+  std::remove(path.c_str());
+  BOOST_TEST(c.line == 1u);
+  BOOST_TEST(c.column == 5u);
+  BOOST_TEST(c.message.find("\"" + path + "\", line 5") != std::string::npos, c.message);
+}
+
+BOOST_AUTO_TEST_CASE(rendered_message_with_caret) {
+  const std::string source = "M = mass(64, 3)\nK = kron(M, mass(48, 3))\nK.solve(kron(M, mass(40, 3)).apply(ones()))\n";
+  try {
+    evaluate(source);
+    BOOST_FAIL("no error");
+  } catch (const dsl_error& e) {
+    const std::string expected =
+        "prog.kx:3:9: error: shape mismatch: kron(M, mass(48, 3)) has sizes (64, 48) but kron(M, mass(40, 3)).apply(ones()) "
+        "has shape (64, 40)\n"
+        " 3 | K.solve(kron(M, mass(40, 3)).apply(ones()))\n"
+        "   |         ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n";
+    BOOST_TEST(e.render(source, "prog.kx") == expected);
+  }
+  // Tabs count as one column and are shown as one space, so the caret stays under the problem.
+  try {
+    evaluate("\tkron(nope).solve(ones())");
+    BOOST_FAIL("no error");
+  } catch (const dsl_error& e) {
+    BOOST_TEST(e.render("\tkron(nope).solve(ones())") ==
+               "1:7: error: unknown name 'nope'\n 1 |  kron(nope).solve(ones())\n   |       ^~~~\n");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(lexical_rules) {
+  // Comments, ';' and new lines, blank lines, a call split over lines, a '.' continuation line.
+  const auto p = evaluate("# header\nM = mass(8, 3)  # trailing comment\n\n;;K = kron(M,\n  mass(6, 2,\n periodic))\n"
+                          "K\n  .transpose()   # continues\n  .solve(ones())\n");
+  BOOST_TEST(p.stages.size() == 1u);
+  BOOST_TEST(p.text == "K .transpose() .solve(ones())");
+  BOOST_TEST((p.shape == kronex::shape_t{8, 6}));
+  // Strings: escapes are unescaped.
+  const auto toks = kronex::dsl::tokenize("\"a\\\"b\\\\c\"");
+  BOOST_TEST(toks.at(0).text == "a\"b\\c");
+}
+
+BOOST_AUTO_TEST_CASE(what_programs_evaluate_to) {
+  using kronex::dsl::dtype;
+  using kind = kronex::dsl::result_value::kind;
+  // Nesting flattens to stages, innermost first; the value type comes from the typed factors.
+  auto p = evaluate("K = kron(mass(8, 3, complex64), identity(5)); K.adjoint().solve(K.apply(random(4)))");
+  BOOST_TEST(p.stages.size() == 2u);
+  BOOST_TEST((p.stages[0].what == kind::apply));
+  BOOST_TEST((p.stages[1].what == kind::solve));
+  BOOST_TEST((p.type == dtype::complex64));
+  BOOST_TEST(p.runnable());
+  // Only identities: float64 unless the operand says otherwise.
+  BOOST_TEST((evaluate("kron(identity(3), identity(4)).solve(ones())").type == dtype::float64));
+  // A bare operator: explained as compile(K, sizes), not runnable.
+  auto op = evaluate("kron(laplacian(7), mass(9, 2)).inverse()");
+  BOOST_TEST(!op.runnable());
+  BOOST_TEST(op.stages.size() == 1u);
+  BOOST_TEST((op.shape == kronex::shape_t{7, 9}));
+  // Parameters.
+  auto q = evaluate("kron(mass($n, 3), mass($n, 2)).solve(ones())", {{"n", 12}});
+  BOOST_TEST((q.shape == kronex::shape_t{12, 12}));
+}
