@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""The kronex command, end to end (run by ctest with KRONEX_BIN set to the executable).
+
+Round trips: factors and tensors are written from Python (scipy.io.mmwrite, numpy.save), solved
+with `kronex run ... --out x.npy`, and compared with a dense numpy reference (np.kron +
+np.linalg.solve) at 1e-12 relative, real and complex, symmetric/hermitian and general, coordinate
+and array formats, on the host and the device backend. Then exit codes, error output, atomic
+outputs, explain --json and bench --json/--plot.
+Randomised inputs use a fixed seed, printed at the start."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+import scipy.io
+import scipy.sparse
+
+KRONEX = os.environ.get("KRONEX_BIN", "kronex")
+SEED = int(os.environ.get("KRONEX_TEST_SEED", "20261130"))
+DEVICE = os.environ.get("KRONEX_TEST_DEVICE", "1") == "1"
+BACKENDS = ["host", "device"] if DEVICE else ["host"]
+
+
+def kronex(*args, cwd=None, stdin=None):
+    return subprocess.run([KRONEX, *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300)
+
+
+def rel(a, b):
+    return np.linalg.norm((a - b).ravel()) / np.linalg.norm(b.ravel())
+
+
+def banded(rng, n, kl, ku, complex_=False, periodic=False, symmetric=False, hermitian=False):
+    """A diagonally dominant band matrix (wrapping around the corners when periodic)."""
+    A = np.zeros((n, n), dtype=complex if complex_ else float)
+    for i in range(n):
+        for d in range(-kl, ku + 1):
+            j = i + d
+            if periodic:
+                j %= n
+            elif not 0 <= j < n:
+                continue
+            v = rng.uniform(-1, 1) + (1j * rng.uniform(-1, 1) if complex_ else 0)
+            A[i, j] = v
+    if symmetric:
+        A = (A + A.T) / 2
+    if hermitian:
+        A = (A + A.conj().T) / 2
+    A += np.diag(np.full(n, 2.0 * (kl + ku + 1)))
+    return A
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="kronex-cli-")
+        self.rng = np.random.default_rng(SEED)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def read(self, name):
+        with open(self.path(name)) as f:
+            return f.read()
+
+    def ok(self, *args, **kw):
+        r = kronex(*args, cwd=self.dir, **kw)
+        self.assertEqual(r.returncode, 0, msg="kronex %s\nstdout:\n%s\nstderr:\n%s" % (args, r.stdout, r.stderr))
+        return r
+
+    def fails(self, code, *args, **kw):
+        r = kronex(*args, cwd=self.dir, **kw)
+        self.assertEqual(r.returncode, code, msg="kronex %s\nstdout:\n%s\nstderr:\n%s" % (args, r.stdout, r.stderr))
+        return r
+
+
+class RoundTrips(Base):
+    def solve_and_compare(self, factors, program, b, op=lambda K: K, apply=False):
+        """Runs `program` (which reads b.npy) on each backend; compares with numpy."""
+        np.save(self.path("b.npy"), b)
+        K = factors[0]
+        for F in factors[1:]:
+            K = np.kron(K, F)
+        K = op(K)
+        expected = (K @ b.ravel() if apply else np.linalg.solve(K, b.ravel())).reshape(b.shape)
+        for backend in BACKENDS:
+            out = "x-%s.npy" % backend
+            r = self.ok("run", program, "--backend", backend, "--out", out, "--check")
+            x = np.load(self.path(out))
+            self.assertEqual(x.shape, b.shape)
+            self.assertEqual(x.dtype, b.dtype)
+            self.assertLess(rel(x, expected), 1e-12, msg="%s on %s" % (program, backend))
+            self.assertIn("check", r.stdout)
+
+    def test_real_general_and_symmetric_coordinate(self):
+        A = banded(self.rng, 9, 2, 1)
+        B = banded(self.rng, 7, 1, 1, symmetric=True)
+        scipy.io.mmwrite(self.path("A.mtx"), scipy.sparse.coo_matrix(A))
+        scipy.io.mmwrite(self.path("B.mtx"), scipy.sparse.coo_matrix(B), symmetry="symmetric")
+        b = self.rng.uniform(-1, 1, (9, 7))
+        self.solve_and_compare([A, B], 'kron(mtx("A.mtx"), mtx("B.mtx")).solve(npy("b.npy"))', b)
+
+    def test_periodic_band_array_format_3d(self):
+        A = banded(self.rng, 10, 2, 2, periodic=True)
+        B = banded(self.rng, 6, 1, 1)
+        C = self.rng.uniform(-1, 1, (5, 5)) + 6 * np.eye(5)
+        scipy.io.mmwrite(self.path("A.mtx"), scipy.sparse.coo_matrix(A))
+        scipy.io.mmwrite(self.path("B.mtx"), B)  # dense array: the "array" format
+        np.save(self.path("C.npy"), C)
+        b = self.rng.uniform(-1, 1, (10, 6, 5))
+        self.solve_and_compare([A, B, C], 'kron(mtx("A.mtx"), mtx("B.mtx"), npy("C.npy")).solve(npy("b.npy"))', b)
+        # Transposed.
+        self.solve_and_compare([A, B, C], 'kron(mtx("A.mtx"), mtx("B.mtx"), npy("C.npy")).transpose().solve(npy("b.npy"))',
+                               b, op=lambda K: K.T)
+
+    def test_complex_hermitian_and_general(self):
+        A = banded(self.rng, 8, 1, 2, complex_=True, hermitian=True)
+        B = banded(self.rng, 6, 2, 1, complex_=True)
+        scipy.io.mmwrite(self.path("A.mtx"), scipy.sparse.coo_matrix(A), symmetry="hermitian")
+        scipy.io.mmwrite(self.path("B.mtx"), scipy.sparse.coo_matrix(B))
+        b = self.rng.uniform(-1, 1, (8, 6)) + 1j * self.rng.uniform(-1, 1, (8, 6))
+        program = 'kron(mtx("A.mtx"), mtx("B.mtx")).%s(npy("b.npy"))'
+        self.solve_and_compare([A, B], program % "solve", b)
+        self.solve_and_compare([A, B], 'kron(mtx("A.mtx"), mtx("B.mtx")).adjoint().solve(npy("b.npy"))', b,
+                               op=lambda K: K.conj().T)
+        self.solve_and_compare([A, B], program % "apply", b, apply=True)
+
+    def test_real_factor_promoted_to_complex_and_nested(self):
+        A = banded(self.rng, 7, 1, 1, symmetric=True)
+        B = banded(self.rng, 5, 1, 1, complex_=True)
+        scipy.io.mmwrite(self.path("A.mtx"), scipy.sparse.coo_matrix(A), symmetry="symmetric")
+        scipy.io.mmwrite(self.path("B.mtx"), scipy.sparse.coo_matrix(B))
+        b = self.rng.uniform(-1, 1, (7, 5)) + 0j
+        # K^-1 (K b) = b: two stages, the inner one an apply.
+        program = 'K = kron(mtx("A.mtx", complex128), mtx("B.mtx")); K.solve(K.apply(npy("b.npy")))'
+        np.save(self.path("b.npy"), b)
+        for backend in BACKENDS:
+            self.ok("run", program, "--backend", backend, "--out", "x.npy")
+            self.assertLess(rel(np.load(self.path("x.npy")), b), 1e-12)
+
+    def test_program_file_and_stdin(self):
+        A = banded(self.rng, 6, 1, 1)
+        scipy.io.mmwrite(self.path("A.mtx"), scipy.sparse.coo_matrix(A))
+        b = self.rng.uniform(-1, 1, (6, 6))
+        np.save(self.path("b.npy"), b)
+        with open(self.path("p.kx"), "w") as f:
+            f.write('# a program file\nA = mtx("A.mtx")\nkron(A, A)\n  .solve(npy("b.npy"))\n')
+        expected = np.linalg.solve(np.kron(A, A), b.ravel()).reshape(b.shape)
+        self.ok("run", "-f", "p.kx", "--out", "x1.npy")
+        self.ok("run", "-f", "-", "--out", "x2.npy", stdin=self.read("p.kx"))
+        for name in ("x1.npy", "x2.npy"):
+            self.assertLess(rel(np.load(self.path(name)), expected), 1e-12)
+
+
+class ExitCodesAndErrors(Base):
+    def test_help(self):
+        r = self.ok("--help")
+        self.assertIn("Examples:", r.stdout)
+        for cmd in ("explain", "run", "bench"):
+            r = self.ok(cmd, "--help")
+            self.assertIn("Examples:", r.stdout)
+            self.assertIn("kronex " + cmd, r.stdout)
+        self.assertIn("kronex", self.ok("--version").stdout)
+
+    def test_usage_errors_exit_2(self):
+        self.fails(2)                                          # no command
+        self.fails(2, "frobnicate")                            # unknown command
+        self.assertIn("no program", self.fails(2, "run").stderr)
+        self.assertIn("not both", self.fails(2, "run", "x", "-f", "p.kx").stderr)
+        self.fails(2, "run", "kron(mass(8,3)).solve(ones())", "--backend", "gpu")
+        self.fails(2, "run", "kron(mass(8,3)).solve(ones())", "--bogus")
+        self.assertIn("--set n", self.fails(2, "run", "kron(mass($n,3)).solve(ones())", "--set", "n=abc").stderr)
+        self.assertIn("--sweep", self.fails(2, "bench", "kron(mass($n,3)).solve(ones())", "--sweep", "n=8:4:x2").stderr)
+        self.assertIn("cannot open", self.fails(2, "run", "-f", "missing.kx").stderr)
+
+    def test_program_errors_exit_2_with_caret(self):
+        r = self.fails(2, "run", "Mass = mass(8, 3)\nkron(Mass, Mas).solve(ones())")
+        self.assertEqual(r.stderr, "<expression>:2:12: error: unknown name 'Mas' (did you mean 'Mass'?)\n"
+                                   " 2 | kron(Mass, Mas).solve(ones())\n"
+                                   "   |            ^~~\n")
+        r = self.fails(2, "explain", 'kron(mtx("nope.mtx")).solve(ones())')
+        self.assertIn('1:6: error: cannot use "nope.mtx"', r.stderr)
+        with open(self.path("bad.mtx"), "w") as f:
+            f.write("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 x 1.0\n")
+        r = self.fails(2, "run", 'kron(mtx("bad.mtx")).solve(ones())')
+        self.assertIn('"bad.mtx", line 4', r.stderr)
+        self.assertIn("\n   |      ^~~~~~~~~~~~~\n", r.stderr)  # under mtx("bad.mtx")
+
+    def test_singular_factor_points_at_the_factor(self):
+        r = self.fails(2, "run", "P = laplacian(6, periodic)\nkron(mass(8, 3), P).solve(ones())")
+        self.assertIn("<expression>:1:5: error: singular factor laplacian(6, periodic) (mode 1, LAPACK info", r.stderr)
+        self.assertIn("^~~~~~~~~~~~~~~~~~~~~", r.stderr)
+
+    def test_operator_only_can_be_explained_not_run(self):
+        self.ok("explain", "kron(mass(8, 3), laplacian(5)).inverse()")
+        self.assertIn("ends with an operator", self.fails(2, "run", "kron(mass(8, 3))").stderr)
+
+    def test_out_is_atomic(self):
+        target = self.path("x.npy")
+        with open(target, "w") as f:
+            f.write("old contents")
+        # A failing program leaves the existing file alone, and no temporary behind.
+        self.fails(2, "run", "kron(mass(8, 3)).solve(npy(\"nope.npy\"))", "--out", "x.npy")
+        self.assertEqual(self.read("x.npy"), "old contents")
+        # A missing directory is refused before any work.
+        r = self.fails(2, "run", "kron(mass(8, 3)).solve(ones())", "--out", "no/such/dir/x.npy")
+        self.assertIn("does not exist", r.stderr)
+        self.ok("run", "kron(mass(8, 3)).solve(ones())", "--out", "x.npy")
+        self.assertEqual(np.load(target).shape, (8,))
+        self.assertEqual(sorted(os.listdir(self.dir)), ["x.npy"])
+
+
+class ExplainAndBench(Base):
+    def test_explain_json_matches_text(self):
+        program = "K = kron(mass(8, 3), mass(6, 2, periodic)); K.solve(K.transpose().apply(random(3)))"
+        text = self.ok("explain", program).stdout
+        j = json.loads(self.ok("explain", program, "--json").stdout)
+        self.assertEqual(len(j["stages"]), 2)
+        self.assertEqual([s["kind"] for s in j["stages"]], ["apply", "solve"])
+        for s in j["stages"]:
+            self.assertIn(s["plan"]["text"], text)
+            self.assertEqual(s["plan"]["shape"], [8, 6])
+        self.assertEqual(j["value_type"], "float64")
+
+    def test_bench_sweep_json_and_plot(self):
+        backend = "all" if DEVICE else "host"
+        r = self.ok("bench", "kron(mass($n, 3), mass($n, 2, periodic)).solve(random(1))", "--sweep", "n=8:16:x2",
+                    "--backend", backend, "--reps", "3", "--json", "b.json", "--plot", "b.svg")
+        self.assertIn("GDOF/s", r.stdout)
+        self.assertIn("time/floor", r.stdout)
+        self.assertEqual(r.stderr, "")  # no progress bar when stderr is not a terminal
+        rows = json.loads(self.read("b.json"))["rows"]
+        self.assertEqual(len(rows), 4 if DEVICE else 2)
+        for row in rows:
+            self.assertEqual(row["reps"], 3)
+            self.assertLessEqual(row["time_s"]["min"], row["time_s"]["median"])
+            self.assertLessEqual(row["time_s"]["median"], row["time_s"]["max"])
+            self.assertLess(row["residual"], 1e-12)
+        self.assertTrue(self.read("b.svg").lstrip().startswith("<?xml"))
+        self.assertEqual(sorted(os.listdir(self.dir)), ["b.json", "b.svg"])
+
+
+if __name__ == "__main__":
+    print("kronex CLI tests: KRONEX_BIN=%s, seed %d (KRONEX_TEST_SEED), backends %s" % (KRONEX, SEED, BACKENDS))
+    unittest.main(verbosity=2)
