@@ -44,7 +44,9 @@ std::pair<std::string, std::vector<std::uint64_t>> parse_sweep(const std::string
   if (eq == std::string::npos || eq == 0) throw bad("no NAME=");
   const std::string name = spec.substr(0, eq), rest = spec.substr(eq + 1);
   const auto number = [&](const std::string& s) -> std::uint64_t {
-    if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos) throw bad("'" + s + "' is not a positive integer");
+    if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos || std::stoull(s) == 0) {
+      throw bad("'" + s + "' is not a positive integer");
+    }
     return std::stoull(s);
   };
   std::vector<std::uint64_t> values;
@@ -59,7 +61,11 @@ std::pair<std::string, std::vector<std::uint64_t>> parse_sweep(const std::string
     const std::uint64_t from = number(parts[0]), to = number(parts[1]), by = number(parts[2].substr(1));
     if (from == 0 || from > to) throw bad("FROM must be positive and at most TO");
     if (by < (parts[2][0] == 'x' ? 2u : 1u)) throw bad("the factor must be at least 2 and the step at least 1");
-    for (std::uint64_t v = from; v <= to && values.size() < 1000; v = parts[2][0] == 'x' ? v * by : v + by) values.push_back(v);
+    for (std::uint64_t v = from; v <= to && values.size() < 1000;) {
+      values.push_back(v);
+      if (parts[2][0] == 'x' ? v > to / by : v > to - by) break;  // the next value would pass TO (or overflow)
+      v = parts[2][0] == 'x' ? v * by : v + by;
+    }
   }
   if (values.empty()) throw bad("no values");
   return {name, values};
@@ -170,6 +176,7 @@ void bench(const bench_options& o) {
   std::vector<dsl::evaluated_program> programs;
   for (const auto& p : all) {
     programs.push_back(evaluate(src, p));
+    check_parameters_used(programs.back(), p);
     if (!programs.back().runnable()) {
       throw rendered_error(dsl::dsl_error(programs.back().where, "the program ends with an operator: bench times "
                                                                  "a solve or an apply, e.g. K.solve(random(1))")
@@ -187,15 +194,15 @@ void bench(const bench_options& o) {
       const std::string name = exe->backend_name();
       if (!bandwidth.count(name)) {
         bandwidth[name] = exe->memory_bandwidth();
-        std::cout << "memory floor on " << name << ": " << std::fixed;
-        std::cout.precision(2);
-        std::cout << bandwidth[name] * 1e-9 << " GB/s measured now ("
-                  << (backend == dsl::backend_kind::host ? "triad" : "device-to-device copy") << ")\n";
-        std::cout.unsetf(std::ios::floatfield);
+        std::printf("memory floor on %s: %.2f GB/s measured now (%s)\n", name.c_str(), bandwidth[name] * 1e-9,
+                    backend == dsl::backend_kind::host ? "triad" : "device-to-device copy");
+        std::fflush(stdout);
       }
       if (o.plans && i == 0) {
         for (std::size_t s = 0; s < exe->plans().size(); ++s) {
-          if (exe->plans().size() > 1) std::cout << "stage " << s + 1 << ": " << program.stages[s].text << '\n';
+          if (exe->plans().size() > 1) {
+            std::cout << "stage " << s + 1 << " of " << exe->plans().size() << ": " << program.stages[s].text << '\n';
+          }
           std::cout << exe->plans()[s];
         }
       }
@@ -210,12 +217,15 @@ void bench(const bench_options& o) {
         r.steps += p.steps.size();
       }
       progress bar(describe(all[i]) + (describe(all[i]).empty() ? "" : " ") + name);
-      double first = 0;
-      for (int w = 0; w < std::max(o.warmup, 1); ++w) first = exe->timed_run();
-      r.reps = o.reps > 0 ? o.reps : int(std::clamp(0.5 / std::max(first, 1e-9), 5.0, 200.0));
+      // The automatic repetition count needs one run's time: the last warm-up run's, or (with
+      // --warmup 0) the first timed run, which then counts.
       std::vector<double> t;
-      for (int k = 0; k < r.reps; ++k) {
-        bar.show(k, r.reps);
+      double first = 0;
+      for (int w = 0; w < o.warmup; ++w) first = exe->timed_run();
+      if (o.warmup == 0 && o.reps == 0) t.push_back(first = exe->timed_run());
+      r.reps = o.reps > 0 ? o.reps : int(std::clamp(0.5 / std::max(first, 1e-9), 5.0, 200.0));
+      while (int(t.size()) < r.reps) {
+        bar.show(int(t.size()), r.reps);
         t.push_back(exe->timed_run());
       }
       bar.show(r.reps, r.reps);
@@ -225,7 +235,7 @@ void bench(const bench_options& o) {
       r.max = t.back();
       const double elem = double(program.type == dsl::dtype::float32 ? 4 : program.type == dsl::dtype::complex128 ? 16 : 8);
       r.floor = double(r.steps) * 2.0 * elem * r.unknowns() / bandwidth[name];
-      r.residual = dsl::relative_residual(program, exe->result());
+      r.residual = pointing_into(src, [&] { return dsl::relative_residual(program, exe->result()); });
       rows.push_back(r);
     }
   }
@@ -271,7 +281,7 @@ void bench(const bench_options& o) {
     if (o.json.empty()) std::remove(json_path.c_str());
     if (status != 0) {
       // Not an input error: exit code 1.
-      throw std::runtime_error("plotting failed (" + cmd + "): it needs python3 with matplotlib (Debian: "
+      throw external_failure("plotting failed (" + cmd + "): it needs python3 with matplotlib (Debian: "
                                "python3-matplotlib); set KRONEX_PYTHON to choose the interpreter");
     }
     std::cout << "wrote " << o.plot << '\n';

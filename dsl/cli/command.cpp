@@ -62,6 +62,14 @@ void check_output_path(const std::string& path, const char* option) {
   if (std::filesystem::is_directory(p, ec)) throw usage_error(std::string(option) + " " + path + ": is a directory");
 }
 
+void check_parameters_used(const dsl::evaluated_program& p, const dsl::parameters& given) {
+  for (const auto& [name, value] : given) {
+    if (!p.used_parameters.count(name)) {
+      throw usage_error("parameter " + name + " is given but the program has no $" + name);
+    }
+  }
+}
+
 dsl::backend_kind parse_backend(const std::string& name) {
   if (name == "host") return dsl::backend_kind::host;
   if (name == "device") return dsl::backend_kind::device;

@@ -2,6 +2,7 @@
 // What the three commands share: where the program text comes from, parameters, the backend
 // option, and loading + evaluating with errors that point into the text.
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,16 @@ struct loaded_source {
 void add_source_options(CLI::App& cmd, source_options& o);
 loaded_source load_source(const source_options& o);
 dsl::parameters parse_assignments(const std::vector<std::string>& assignments);
+
+// A tool kronex runs failed (the plotting script): exit code 1, but not an internal error.
+class external_failure : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// Every --set (or --sweep) parameter must be one the program reads: a typo would otherwise be
+// silently ignored (and a sweep would time the same problem again and again).
+void check_parameters_used(const dsl::evaluated_program& p, const dsl::parameters& given);
 
 // An error in the program, already rendered as "name:line:col: error: ..." with the line and a
 // caret (what the command prints).

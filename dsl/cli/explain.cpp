@@ -20,7 +20,9 @@ void explain(const explain_options& o) {
   const loaded_source src = load_source(o.source);
   const dsl::parameters params = parse_assignments(o.source.assignments);
   const auto program = evaluate(src, params);
-  const auto exe = pointing_into(src, [&] { return dsl::prepare(program, parse_backend(o.backend)); });
+  check_parameters_used(program, params);
+  // Plans only: nothing is allocated for the tensor, so any size can be explained.
+  const auto exe = pointing_into(src, [&] { return dsl::prepare(program, parse_backend(o.backend), false); });
   const auto& plans = exe->plans();
   if (o.json) {
     nlohmann::json stages = nlohmann::json::array();
@@ -30,7 +32,8 @@ void explain(const explain_options& o) {
                         {"kind", program.bare_operator ? "operator" : st.what == dsl::result_value::kind::solve ? "solve" : "apply"},
                         {"plan", dsl::to_json(plans[s])}});
     }
-    const nlohmann::json j = {{"source", src.name}, {"program", program.text}, {"backend", exe->backend_name()},
+    const nlohmann::json j = {{"source", src.name}, {"program", src.text}, {"result", program.text},
+                              {"backend", exe->backend_name()},
                               {"value_type", dsl::to_string(program.type)}, {"shape", program.shape},
                               {"stages", stages}};
     std::cout << j.dump(2) << '\n';

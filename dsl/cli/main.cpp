@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
     return fail(2, std::string("kronex: error: ") + e.what() + "\nRun 'kronex COMMAND --help' for usage.");
   } catch (const kronex::cli::rendered_error& e) {
     return fail(2, e.what());
+  } catch (const kronex::cli::external_failure& e) {
+    return fail(1, std::string("kronex: error: ") + e.what());
   } catch (const kronex::lapack_error& e) {
     return fail(1, std::string("kronex: internal error: ") + e.what());
   } catch (const kronex::device_error& e) {

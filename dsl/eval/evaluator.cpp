@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include <kronex/factors/gallery.hpp>
@@ -131,7 +132,9 @@ public:
       if (st.assigned) bind(*st.assigned, st.assigned_where, v);
       if (is_last) last = std::move(v);
     }
-    return finish(last, *p.statements.back().value);
+    evaluated_program out = finish(last, *p.statements.back().value);
+    out.used_parameters = m_used;
+    return out;
   }
 
 private:
@@ -151,6 +154,7 @@ private:
       case node::kind::string: return n.text;
       case node::kind::parameter: {
         const auto it = m_params.find(n.text);
+        m_used.insert(n.text);
         if (it == m_params.end()) {
           throw dsl_error(n.where, "parameter $" + n.text + " is not set: pass --set " + n.text +
                                        "=VALUE (or --sweep " + n.text + "=FROM:TO:xFACTOR with bench)");
@@ -167,6 +171,7 @@ private:
         std::vector<std::string> known;
         for (const auto& [k, v] : m_names) known.push_back(k);
         known.insert(known.end(), keyword_names.begin(), keyword_names.end());
+        known.insert(known.end(), function_names.begin(), function_names.end());
         throw dsl_error(n.where, "unknown name '" + n.text + "'" + did_you_mean(n.text, known));
       }
       case node::kind::call: return call(n);
@@ -276,6 +281,8 @@ private:
         using T = decltype(t);
         f->factor = any_factor<T>(make(T{}));
       });
+    } catch (const file_error&) {
+      throw;  // reported by the mtx/npy call with the file's name
     } catch (const kronex::error& e) {
       throw dsl_error(n.where, f->text + ": " + e.what());
     }
@@ -324,6 +331,10 @@ private:
     const options o = option_args(n, 1, s.name, false);
     try {
       const io::matrix_market m = io::read_matrix_market(path);
+      if (m.rows > max_factor_size || m.cols > max_factor_size) {
+        throw file_error(path, 0, "a factor has at most " + std::to_string(max_factor_size) + " rows, this one has " +
+                                      std::to_string(m.rows) + " x " + std::to_string(m.cols));
+      }
       const dtype t = o.type.value_or(m.is_complex ? dtype::complex128 : dtype::float64);
       return make_factor(n, t, [&](auto v) { return io::to_factor<decltype(v)>(m, path); });
     } catch (const file_error& e) {
@@ -368,7 +379,7 @@ private:
     if (auto* f = std::get_if<std::shared_ptr<const factor_value>>(&v)) return *f;
     if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&v)) {
       const auto& arr = (*a)->array;
-      if (arr.shape.size() != 2 || arr.shape[0] != arr.shape[1] || arr.shape[0] == 0) {
+      if (arr.shape.size() != 2 || arr.shape[0] != arr.shape[1] || arr.shape[0] == 0 || arr.shape[0] > max_factor_size) {
         throw dsl_error(arg.where, "a dense factor must be a square, non-empty 2D array; " + (*a)->path +
                                        " has shape " + format_shape(shape_t(arr.shape.begin(), arr.shape.end())));
       }
@@ -478,19 +489,27 @@ private:
                                      text(arg) + " has shape " + format_shape(*operand_shape));
     }
     if (op->type && operand_type && *op->type != *operand_type) {
+      // Converting complex data to real loses information: then the factors must change.
+      const std::string hint = is_complex(*operand_type) && !is_complex(*op->type)
+                                   ? "; give the factors a complex value type (e.g. mass(n, degree, " +
+                                         std::string(to_string(*operand_type)) + "))"
+                                   : "; convert the operand, e.g. npy(\"file.npy\", " + std::string(to_string(*op->type)) + ")";
       throw dsl_error(arg.where, "value type mismatch: " + op->text + " is " + to_string(*op->type) + " but " +
-                                     text(arg) + " is " + to_string(*operand_type) +
-                                     "; convert the operand, e.g. npy(\"file.npy\", " + to_string(*op->type) + ")");
+                                     text(arg) + " is " + to_string(*operand_type) + hint);
     }
     r->type = op->type ? op->type : operand_type;
+    check_tensor_size(sizes, n.where);
+    return std::shared_ptr<const result_value>(r);
+  }
+
+  static void check_tensor_size(const shape_t& sizes, const source_range& where) {
     std::uint64_t elements = 1;
     for (std::size_t s : sizes) {
       if (elements > max_tensor_elements / s) {
-        throw dsl_error(n.where, "the tensor " + format_shape(sizes) + " is too large (more than 2^36 values)");
+        throw dsl_error(where, "the tensor " + format_shape(sizes) + " is too large (more than 2^36 values)");
       }
       elements *= s;
     }
-    return std::shared_ptr<const result_value>(r);
   }
 
   // ---- the last statement ------------------------------------------------------------------
@@ -504,6 +523,7 @@ private:
       // solve when it ends in .inverse()), for a tensor of its own sizes.
       p.bare_operator = *op;
       p.shape = (*op)->sizes();
+      check_tensor_size(p.shape, where.where);
       p.type = (*op)->type.value_or(dtype::float64);
       p.stages.push_back(stage{result_value::kind::apply, *op, (*op)->text, (*op)->where});
       return p;
@@ -535,6 +555,7 @@ private:
 
   const std::string& m_source;
   const parameters& m_params;
+  std::set<std::string> m_used;
   std::map<std::string, value> m_names;
 };
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -37,6 +38,7 @@ struct evaluated_program {
   std::shared_ptr<const operator_value> bare_operator;  // set when the program ends with an operator
   source_range where;                                   // the last statement's value
   std::string text;
+  std::set<std::string> used_parameters;                // the $names the program read
 
   bool runnable() const { return !bare_operator; }
 };

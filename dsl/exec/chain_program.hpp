@@ -51,14 +51,19 @@ E replay(const E& e, const std::vector<op_method>& methods, std::size_t i = 0) {
 }
 
 // kronex::compile of `K.solve(b)` or `K.apply(b)`: what the C++ API evaluates for that result.
+// Without an operand (b == nullptr: explain only), the compiled operator is built from the
+// expression and the shape, as kronex::explain does for a lazy result whose operand is lazy.
 template <class T, std::size_t D, class Tensor>
-auto compile_stage(const std::vector<any_factor<T>>& f, const stage& s, const Tensor& b) {
+auto compile_stage(const std::vector<any_factor<T>>& f, const stage& s, const Tensor* b, const shape_t& shape) {
+  using compiled = typename backend_traits<Tensor>::template compiled_type<T, D>;
   const auto K = replay(kron_of<T>(f, std::make_index_sequence<D>{}), s.op->methods);
-  if (s.what == result_value::kind::solve) {
-    auto r = K.solve(b);
+  const bool solve = s.what == result_value::kind::solve;
+  if (!b) return compiled((solve ? K.inverse() : K).template describe<T>(), shape);
+  if (solve) {
+    auto r = K.solve(*b);
     return kronex::compile(r.op(), r.operand());
   }
-  auto r = K.apply(b);
+  auto r = K.apply(*b);
   return kronex::compile(r.op(), r.operand());
 }
 
@@ -98,23 +103,26 @@ class chain_executable final : public executable {
   using compiled = typename backend_traits<tensor>::template compiled_type<T, D>;
 
 public:
-  explicit chain_executable(const evaluated_program& p)
-      : m_program(p), m_b(Backend::upload(make_operand<T, D>(p))), m_x(Backend::like(m_b)) {
+  // With `allocate` false (explain), only the plans are compiled: no operand, no buffers.
+  chain_executable(const evaluated_program& p, bool allocate) : m_program(p), m_allocated(allocate) {
+    if (allocate) {
+      m_b = Backend::upload(make_operand<T, D>(p));
+      m_x = Backend::like(m_b);
+    }
     for (const stage& s : p.stages) {
       m_factors.push_back(factors_as<T>(*s.op));
       try {
-        m_ops.push_back(compile_stage<T, D>(m_factors.back(), s, m_b));
+        m_ops.push_back(compile_stage<T, D>(m_factors.back(), s, allocate ? &m_b : nullptr, p.shape));
       } catch (const singular_factor& e) {
         // Point at the factor where the program defined it.
         const auto& f = *s.op->factors.at(e.mode());
         throw dsl_error(f.where, "singular factor " + f.text + " (mode " + std::to_string(e.mode()) +
                                      ", LAPACK info " + std::to_string(e.info()) + "): " + e.what());
-      } catch (const backend_unavailable&) {
-        throw;
-      } catch (const kronex::error& e) {
-        if (dynamic_cast<const dsl_error*>(&e)) throw;
+      } catch (const invalid_factor& e) {
         throw dsl_error(s.where, e.what());
-      }
+      } catch (const dimension_mismatch& e) {
+        throw dsl_error(s.where, e.what());
+      }  // other errors (a missing device, LAPACK or device failures) are not the program's
       m_plans.push_back(m_ops.back().plan());
     }
   }
@@ -123,12 +131,14 @@ public:
   const std::vector<plan_description>& plans() const override { return m_plans; }
 
   void run() override {
+    if (!m_allocated) throw kronex::error("kronex dsl: internal error: running a program prepared for explain only");
     [[maybe_unused]] typename Backend::run_guard guard;
     m_ops[0](m_b, m_x);
     for (std::size_t k = 1; k < m_ops.size(); ++k) m_ops[k](m_x, m_x);
   }
 
   io::npy_array result() const override {
+    if (!m_allocated) throw kronex::error("kronex dsl: internal error: no result for a program prepared for explain only");
     io::npy_array out;
     out.type = dtype_of<T>();
     out.shape.assign(m_program.shape.begin(), m_program.shape.end());
@@ -141,6 +151,7 @@ public:
 
 private:
   evaluated_program m_program;  // keeps the factors the compiled plans may read alive
+  bool m_allocated;
   tensor m_b, m_x;
   std::deque<std::vector<any_factor<T>>> m_factors;  // a deque: stable addresses as it grows
   std::deque<compiled> m_ops;  // a deque: compiled operators are built in place, never moved
@@ -163,9 +174,9 @@ decltype(auto) with_rank(std::size_t d, F&& f) {
 }
 
 template <class Backend, class T>
-std::unique_ptr<executable> prepare_on(const evaluated_program& p) {
+std::unique_ptr<executable> prepare_on(const evaluated_program& p, bool allocate) {
   return with_rank(p.shape.size(), [&](auto d) -> std::unique_ptr<executable> {
-    return std::make_unique<chain_executable<T, decltype(d)::value, Backend>>(p);
+    return std::make_unique<chain_executable<T, decltype(d)::value, Backend>>(p, allocate);
   });
 }
 

@@ -4,5 +4,5 @@
 
 namespace kronex::dsl::detail {
 template <>
-std::unique_ptr<executable> prepare_device<std::complex<double>>(const evaluated_program& p) { return prepare_on<device_policy, std::complex<double>>(p); }
+std::unique_ptr<executable> prepare_device<std::complex<double>>(const evaluated_program& p, bool allocate) { return prepare_on<device_policy, std::complex<double>>(p, allocate); }
 } // namespace kronex::dsl::detail

@@ -42,9 +42,11 @@ public:
 bool device_backend_built();
 std::string device_system_name();
 
-// Compiles every stage for the backend (factorizations run here; a singular factor throws).
-// Throws kronex::backend_unavailable for the device when none is built in or present.
-std::unique_ptr<executable> prepare(const evaluated_program& p, backend_kind backend);
+// Compiles every stage for the backend (factorizations run here; a singular factor throws a
+// dsl_error at the factor). Throws kronex::backend_unavailable for the device when none is built
+// in or present. With `allocate` false (explain) only the plans are made: nothing is allocated
+// for the tensor, and run() and result() throw.
+std::unique_ptr<executable> prepare(const evaluated_program& p, backend_kind backend, bool allocate = true);
 
 // The innermost operand as the program generates it (for --check and tests).
 io::npy_array initial_operand(const evaluated_program& p);
@@ -57,12 +59,12 @@ double relative_residual(const evaluated_program& p, const io::npy_array& result
 namespace detail {
 // Defined for the four value types, one translation unit each (exec/host_*.cpp, exec/device_*.cpp).
 template <class T>
-std::unique_ptr<executable> prepare_host(const evaluated_program& p);
+std::unique_ptr<executable> prepare_host(const evaluated_program& p, bool allocate);
 template <class T>
-std::unique_ptr<executable> prepare_device(const evaluated_program& p);
-#define KRONEX_DSL_DECLARE_PREPARE(T)                                                    \
-  template <> std::unique_ptr<executable> prepare_host<T>(const evaluated_program& p);   \
-  template <> std::unique_ptr<executable> prepare_device<T>(const evaluated_program& p);
+std::unique_ptr<executable> prepare_device(const evaluated_program& p, bool allocate);
+#define KRONEX_DSL_DECLARE_PREPARE(T)                                                                  \
+  template <> std::unique_ptr<executable> prepare_host<T>(const evaluated_program& p, bool allocate);  \
+  template <> std::unique_ptr<executable> prepare_device<T>(const evaluated_program& p, bool allocate);
 KRONEX_DSL_DECLARE_PREPARE(float)
 KRONEX_DSL_DECLARE_PREPARE(double)
 KRONEX_DSL_DECLARE_PREPARE(std::complex<float>)

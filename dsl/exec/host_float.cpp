@@ -4,5 +4,5 @@
 
 namespace kronex::dsl::detail {
 template <>
-std::unique_ptr<executable> prepare_host<float>(const evaluated_program& p) { return prepare_on<host_policy, float>(p); }
+std::unique_ptr<executable> prepare_host<float>(const evaluated_program& p, bool allocate) { return prepare_on<host_policy, float>(p, allocate); }
 } // namespace kronex::dsl::detail

@@ -22,12 +22,12 @@ std::string device_system_name() {
 #endif
 }
 
-std::unique_ptr<executable> prepare(const evaluated_program& p, backend_kind backend) {
+std::unique_ptr<executable> prepare(const evaluated_program& p, backend_kind backend, bool allocate) {
   return with_dtype(p.type, [&](auto t) -> std::unique_ptr<executable> {
     using T = decltype(t);
-    if (backend == backend_kind::host) return detail::prepare_host<T>(p);
+    if (backend == backend_kind::host) return detail::prepare_host<T>(p, allocate);
 #if KRONEX_DSL_DEVICE
-    return detail::prepare_device<T>(p);
+    return detail::prepare_device<T>(p, allocate);
 #else
     throw backend_unavailable("kronex: this kronex command was built without a device runtime "
                               "(configure with Thrust for the CPU device, or with CUDA)");

@@ -202,7 +202,8 @@ std::string source_text(const std::string& source, const node& n) {
     if (c == '"') quoted = true;
     if (c == '#') { while (i < end && source[i] != '\n') ++i; blank = true; continue; }
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n') { blank = true; continue; }
-    if (blank && !out.empty() && out.back() != '(') out += ' ';
+    // No space where none is written in one-line code: after '(' and before '.', ')' and ','.
+    if (blank && !out.empty() && out.back() != '(' && c != '.' && c != ')' && c != ',') out += ' ';
     blank = false;
     out += c;
   }

@@ -167,7 +167,7 @@ BOOST_AUTO_TEST_CASE(lexical_rules) {
   const auto p = evaluate("# header\nM = mass(8, 3)  # trailing comment\n\n;;K = kron(M,\n  mass(6, 2,\n periodic))\n"
                           "K\n  .transpose()   # continues\n  .solve(ones())\n");
   BOOST_TEST(p.stages.size() == 1u);
-  BOOST_TEST(p.text == "K .transpose() .solve(ones())");
+  BOOST_TEST(p.text == "K.transpose().solve(ones())");
   BOOST_TEST((p.shape == kronex::shape_t{8, 6}));
   // Strings: escapes are unescaped.
   const auto toks = kronex::dsl::tokenize("\"a\\\"b\\\\c\"");
