@@ -1,0 +1,487 @@
+#include "io/matrix_market.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <locale>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include <kronex/core/value_traits.hpp>
+
+#include "core/diagnostics.hpp"
+
+namespace kronex::dsl::io {
+
+namespace {
+
+using entry = matrix_market::entry;
+
+// ASCII only: the header words are ASCII, and std::tolower would depend on the global locale.
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+  return out;
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+void split(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && is_space(line[i])) ++i;
+    const std::size_t start = i;
+    while (i < line.size() && !is_space(line[i])) ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+}
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+// Shortest text that reads back as the same double, in the C locale.
+std::string number(double v) {
+  std::ostringstream os;
+  os.imbue(std::locale::classic());
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+std::string value_text(std::complex<double> v, bool complex_field) {
+  return complex_field ? "(" + number(v.real()) + ", " + number(v.imag()) + ")" : number(v.real());
+}
+
+std::string plural(std::size_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+// a * b, saturating at SIZE_MAX (sizes come from the file and may be anything).
+std::size_t mul_sat(std::size_t a, std::size_t b) {
+  if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a) return std::numeric_limits<std::size_t>::max();
+  return a * b;
+}
+
+// from_chars does not take a leading '+'; Matrix Market writers (Fortran, C printf "%+g") do.
+std::string_view drop_plus(std::string_view t) {
+  return t.size() > 1 && t[0] == '+' && t[1] != '-' && t[1] != '+' ? t.substr(1) : t;
+}
+
+// Reads lines, counts them (1-based) and throws file_error at the current line.
+class line_reader {
+public:
+  line_reader(std::istream& in, const std::string& name) : m_in(in), m_name(name) {}
+
+  bool next() {
+    if (!std::getline(m_in, m_line)) {
+      if (m_in.bad()) throw file_error(m_name, 0, "cannot read the file (I/O error)");
+      return false;
+    }
+    ++m_number;
+    return true;
+  }
+  // The next line that is neither blank nor a comment, split into words.
+  bool next_data(std::vector<std::string_view>& words) {
+    while (next()) {
+      split(m_line, words);
+      if (!words.empty() && words[0][0] != '%') return true;
+    }
+    return false;
+  }
+  const std::string& text() const noexcept { return m_line; }
+  std::size_t number() const noexcept { return m_number; }
+  [[noreturn]] void fail(const std::string& reason) const { fail_at(m_number, reason); }
+  [[noreturn]] void fail_at(std::size_t line, const std::string& reason) const { throw file_error(m_name, line, reason); }
+
+private:
+  std::istream& m_in;
+  const std::string& m_name;
+  std::string m_line;
+  std::size_t m_number = 0;
+};
+
+// A count on the size line: a non-negative integer.
+std::size_t parse_count(const line_reader& r, std::string_view t, const char* what) {
+  if (!t.empty() && t[0] == '-') r.fail(std::string(what) + " " + quoted(t) + " is negative");
+  t = drop_plus(t);
+  std::size_t v = 0;
+  const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec == std::errc::result_out_of_range && p == t.data() + t.size())
+    r.fail(std::string(what) + " " + quoted(t) + " is too large");
+  if (ec != std::errc() || p != t.data() + t.size())
+    r.fail(std::string(what) + " " + quoted(t) + " is not a non-negative integer");
+  return v;
+}
+
+// A 1-based index in 1..limit, returned 0-based.
+std::size_t parse_index(const line_reader& r, std::string_view t, const char* what, std::size_t limit, const char* unit) {
+  std::size_t v = 0;
+  const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  const bool digits = ec != std::errc::invalid_argument && p == t.data() + t.size();
+  if (!digits) r.fail(std::string(what) + " " + quoted(t) + " is not a positive integer");
+  if (ec == std::errc::result_out_of_range || v == 0 || v > limit) {
+    r.fail(std::string(what) + " " + std::string(t) + " is out of range: indices are 1-based and the matrix has " +
+           plural(limit, unit));
+  }
+  return v - 1;
+}
+
+double parse_real(const line_reader& r, std::string_view t, const char* what) {
+  const std::string_view s = drop_plus(t);
+  double v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::invalid_argument || p != s.data() + s.size())
+    r.fail(std::string(what) + " " + quoted(t) + " is not a number");
+  if (ec == std::errc::result_out_of_range) r.fail(std::string(what) + " " + quoted(t) + " is out of range for a double");
+  // A factor with inf or nan in it cannot be solved with; say so here, where the line is known.
+  if (!std::isfinite(v)) r.fail(std::string(what) + " " + quoted(t) + " is not a finite number");
+  return v;
+}
+
+double parse_integer(const line_reader& r, std::string_view t, const char* what) {
+  const std::string_view s = drop_plus(t);
+  long long v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::invalid_argument || p != s.data() + s.size())
+    r.fail(std::string(what) + " " + quoted(t) + " is not an integer (the field is 'integer')");
+  if (ec == std::errc::result_out_of_range) r.fail(std::string(what) + " " + quoted(t) + " is out of range for a 64-bit integer");
+  return double(v);
+}
+
+struct header {
+  bool coordinate = true;
+  enum class field_kind { real, complex, integer, pattern } field = field_kind::real;
+  enum class symmetry_kind { general, symmetric, skew, hermitian } symmetry = symmetry_kind::general;
+};
+
+// Line 1: "%%MatrixMarket matrix <format> <field> <symmetry>", words case-insensitive.
+header read_banner(line_reader& r, std::vector<std::string_view>& w, matrix_market& m) {
+  const char* const not_mm = "not a Matrix Market file (the first line must start with %%MatrixMarket)";
+  if (!r.next()) r.fail_at(1, "not a Matrix Market file (the file is empty)");
+  split(r.text(), w);
+  if (w.empty() || lower(w[0]) != "%%matrixmarket") r.fail(not_mm);
+  if (w.size() != 5) {
+    r.fail("the header line must be '%%MatrixMarket matrix <format> <field> <symmetry>', got " +
+           plural(w.size() - 1, "word") + " after %%MatrixMarket");
+  }
+  if (lower(w[1]) != "matrix") r.fail("unsupported object " + quoted(w[1]) + " (only 'matrix' is supported)");
+
+  header h;
+  m.format = lower(w[2]);
+  m.field = lower(w[3]);
+  m.symmetry = lower(w[4]);
+  if (m.format == "coordinate") h.coordinate = true;
+  else if (m.format == "array") h.coordinate = false;
+  else r.fail("unknown format " + quoted(w[2]) + " (expected coordinate or array)");
+
+  using F = header::field_kind;
+  if (m.field == "real") h.field = F::real;
+  else if (m.field == "complex") h.field = F::complex;
+  else if (m.field == "integer") h.field = F::integer;
+  else if (m.field == "pattern") h.field = F::pattern;
+  else r.fail("unknown field " + quoted(w[3]) + " (expected real, complex, integer or pattern)");
+
+  using S = header::symmetry_kind;
+  if (m.symmetry == "general") h.symmetry = S::general;
+  else if (m.symmetry == "symmetric") h.symmetry = S::symmetric;
+  else if (m.symmetry == "skew-symmetric") h.symmetry = S::skew;
+  else if (m.symmetry == "hermitian") h.symmetry = S::hermitian;
+  else r.fail("unknown symmetry " + quoted(w[4]) + " (expected general, symmetric, skew-symmetric or hermitian)");
+
+  if (h.field == F::pattern && !h.coordinate)
+    r.fail("the field 'pattern' cannot be used with the 'array' format (an array lists every value)");
+  // A pattern entry means "1": its mirror under skew symmetry (-1) or conjugation is not a pattern.
+  if (h.field == F::pattern && (h.symmetry == S::skew || h.symmetry == S::hermitian))
+    r.fail("a pattern matrix can only be general or symmetric, not " + m.symmetry);
+  m.is_complex = h.field == F::complex;
+  return h;
+}
+
+// How many numbers a line holds, and what they are, for the messages.
+std::size_t values_per_line(const header& h, std::string& names) {
+  using F = header::field_kind;
+  if (h.coordinate) {
+    switch (h.field) {
+      case F::pattern: names = "(row, column)"; return 2;
+      case F::complex: names = "(row, column, real part, imaginary part)"; return 4;
+      case F::real:
+      case F::integer: break;
+    }
+    names = "(row, column, value)";
+    return 3;
+  }
+  if (h.field == F::complex) { names = "(real part, imaginary part)"; return 2; }
+  names.clear();
+  return 1;
+}
+
+std::complex<double> parse_value(const line_reader& r, const header& h, const std::vector<std::string_view>& w,
+                                 std::size_t first) {
+  using F = header::field_kind;
+  switch (h.field) {
+    case F::pattern: return 1.0;
+    case F::integer: return parse_integer(r, w[first], "value");
+    case F::complex: return {parse_real(r, w[first], "real part"), parse_real(r, w[first + 1], "imaginary part")};
+    case F::real: break;
+  }
+  return parse_real(r, w[first], "value");
+}
+
+// Symmetric, skew-symmetric and hermitian files hold one triangle; the checks that it is the
+// right one, with the entry 1-based as in the file.
+void check_triangle(const line_reader& r, const header& h, const std::string& symmetry, std::size_t i, std::size_t j,
+                    std::complex<double> v) {
+  using S = header::symmetry_kind;
+  if (h.symmetry == S::general) return;
+  const std::string at = "(" + std::to_string(i + 1) + ", " + std::to_string(j + 1) + ")";
+  if (h.symmetry == S::skew) {
+    if (i == j)
+      r.fail("entry " + at + " is on the diagonal; a skew-symmetric file stores only the strictly lower triangle "
+             "(its diagonal is zero)");
+    if (i < j) r.fail("entry " + at + " is above the diagonal; a skew-symmetric file stores only the strictly lower triangle");
+    return;
+  }
+  if (i < j) r.fail("entry " + at + " is above the diagonal; a " + symmetry + " file stores only the lower triangle");
+  if (h.symmetry == S::hermitian && i == j && v.imag() != 0)
+    r.fail("diagonal entry " + at + " = " + value_text(v, true) + " is not real; a hermitian matrix has a real diagonal");
+}
+
+// Mirrors the stored triangle, sums duplicates, drops zeros and sorts by (row, col).
+void finish(std::vector<entry>& e, const header& h) {
+  using S = header::symmetry_kind;
+  if (h.symmetry != S::general) {
+    const std::size_t stored = e.size();
+    for (std::size_t k = 0; k < stored; ++k) {
+      const entry x = e[k];
+      if (x.row == x.col) continue;
+      const std::complex<double> v = h.symmetry == S::skew ? -x.value
+                                   : h.symmetry == S::hermitian ? std::conj(x.value) : x.value;
+      e.push_back({x.col, x.row, v});
+    }
+  }
+  std::sort(e.begin(), e.end(),
+            [](const entry& a, const entry& b) { return a.row != b.row ? a.row < b.row : a.col < b.col; });
+  std::size_t out = 0;
+  for (std::size_t k = 0; k < e.size();) {
+    entry sum = e[k];
+    for (++k; k < e.size() && e[k].row == sum.row && e[k].col == sum.col; ++k) sum.value += e[k].value;
+    if (sum.value != 0.0) e[out++] = sum;
+  }
+  e.resize(out);
+}
+
+} // namespace
+
+matrix_market parse_matrix_market(std::istream& in, const std::string& name) {
+  using S = header::symmetry_kind;
+  line_reader r(in, name);
+  std::vector<std::string_view> w;  // views into the current line
+  matrix_market m;
+  const header h = read_banner(r, w, m);
+
+  // The size line: "rows cols nnz" (coordinate) or "rows cols" (array).
+  if (!r.next_data(w)) {
+    r.fail_at(r.number() + 1, std::string("the file ends before the size line (") +
+                                  (h.coordinate ? "rows columns entries" : "rows columns") + ")");
+  }
+  const std::size_t size_line = r.number();
+  if (w.size() != (h.coordinate ? 3u : 2u)) {
+    r.fail(std::string("expected ") + (h.coordinate ? "3 values on the size line (rows, columns, entries)"
+                                                    : "2 values on the size line (rows, columns)") +
+           ", got " + std::to_string(w.size()));
+  }
+  m.rows = parse_count(r, w[0], "the number of rows");
+  m.cols = parse_count(r, w[1], "the number of columns");
+  const std::string shape = std::to_string(m.rows) + " x " + std::to_string(m.cols);
+  if (h.symmetry != S::general && m.rows != m.cols) r.fail("a " + m.symmetry + " matrix must be square, the size line says " + shape);
+
+  // How many entries (coordinate) or values (array) follow, and the words to describe it.
+  std::size_t expected = 0;
+  std::string announced;
+  if (h.coordinate) {
+    expected = parse_count(r, w[2], "the number of entries");
+    announced = expected == 1 ? "1 entry" : std::to_string(expected) + " entries";
+  } else {
+    const std::size_t total = mul_sat(m.rows, m.cols);
+    if (total > max_stored_values) {
+      r.fail("an array of " + shape + " values is too large (more than " + std::to_string(max_stored_values) +
+             " values)");
+    }
+    const std::size_t n = m.rows;
+    if (h.symmetry == S::general) {
+      expected = total;
+      announced = "a " + shape + " array holds " + plural(expected, "value");
+    } else if (h.symmetry == S::skew) {
+      expected = n == 0 ? 0 : n * (n - 1) / 2;
+      announced = "a skew-symmetric " + shape + " array stores " + plural(expected, "value") + " (the strictly lower triangle)";
+    } else {
+      expected = n * (n + 1) / 2;
+      announced = "a " + m.symmetry + " " + shape + " array stores " + plural(expected, "value") + " (the lower triangle)";
+    }
+  }
+
+  std::string names;
+  const std::size_t per_line = values_per_line(h, names);
+  // Reserve only a little: `expected` comes from the file and may be a lie.
+  m.entries.reserve(std::min<std::size_t>(expected, 4096));
+
+  // Array position, column-major; symmetric arrays walk the lower triangle of each column.
+  const std::size_t skip = h.symmetry == S::skew ? 1 : 0;
+  const auto first_row = [&](std::size_t col) { return h.symmetry == S::general ? 0 : col + skip; };
+  std::size_t ai = first_row(0), aj = 0;
+
+  std::size_t count = 0;
+  while (r.next_data(w)) {
+    if (count == expected) {
+      if (h.coordinate) r.fail("more entries than the " + announced + " announced on line " + std::to_string(size_line));
+      r.fail("more values than announced: " + announced + " (size on line " + std::to_string(size_line) + ")");
+    }
+    if (w.size() != per_line) {
+      r.fail("expected " + plural(per_line, "value") + (names.empty() ? "" : " " + names) + ", got " +
+             std::to_string(w.size()));
+    }
+    std::size_t i = ai, j = aj;
+    if (h.coordinate) {
+      i = parse_index(r, w[0], "row index", m.rows, "row");
+      j = parse_index(r, w[1], "column index", m.cols, "column");
+    }
+    const std::complex<double> v = parse_value(r, h, w, h.coordinate ? 2 : 0);
+    check_triangle(r, h, m.symmetry, i, j, v);
+    if (v != 0.0) m.entries.push_back({i, j, v});
+    ++count;
+    if (!h.coordinate && ++ai >= m.rows) ai = first_row(++aj);
+  }
+  if (count < expected) {
+    if (h.coordinate) r.fail_at(size_line, "the size line announces " + announced + ", but the file has only " + std::to_string(count));
+    r.fail_at(size_line, announced + ", but the file has only " + std::to_string(count));
+  }
+  finish(m.entries, h);
+  return m;
+}
+
+matrix_market read_matrix_market(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw file_error(path, 0, "is a directory, not a Matrix Market file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw file_error(path, 0, std::filesystem::exists(path, ec) ? "cannot be opened for reading" : "no such file");
+  }
+  return parse_matrix_market(in, path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Storage choice.
+
+band_shape narrowest_band(const matrix_market& m) {
+  if (m.rows != m.cols) {
+    throw kronex::invalid_factor("kronex::dsl::io::narrowest_band: the matrix must be square, it is " +
+                                 std::to_string(m.rows) + " x " + std::to_string(m.cols));
+  }
+  const std::size_t n = m.rows;
+  band_shape clamped;
+  // Offsets j - i modulo n of the off-diagonal entries: a periodic band [-kl, ku] holds residue
+  // r when r <= ku (upper diagonals) or r >= n - kl (lower diagonals wrapped around).
+  std::vector<std::size_t> residues;
+  for (const entry& e : m.entries) {
+    // The struct is public: guard the indexing that to_factor does with these entries.
+    if (e.row >= n || e.col >= n) {
+      throw kronex::invalid_factor("kronex::dsl::io::narrowest_band: entry (" + std::to_string(e.row) + ", " +
+                                   std::to_string(e.col) + ") is outside the " + std::to_string(n) + " x " +
+                                   std::to_string(n) + " matrix");
+    }
+    if (e.row > e.col) clamped.kl = std::max(clamped.kl, e.row - e.col);
+    if (e.col > e.row) clamped.ku = std::max(clamped.ku, e.col - e.row);
+    if (e.row != e.col) residues.push_back((e.col + n - e.row) % n);
+  }
+  std::sort(residues.begin(), residues.end());
+  residues.erase(std::unique(residues.begin(), residues.end()), residues.end());
+
+  // The sorted residues split in two: those up to residues[k-1] go to the upper band, the rest to
+  // the lower one. Try every split; the smallest kl+ku wins, then the smaller max(kl, ku).
+  band_shape periodic{0, 0, kronex::boundary::periodic};
+  bool found = false;
+  for (std::size_t k = 0; k <= residues.size(); ++k) {
+    const std::size_t ku = k == 0 ? 0 : residues[k - 1];
+    const std::size_t kl = k == residues.size() ? 0 : n - residues[k];
+    const bool better = !found || kl + ku < periodic.kl + periodic.ku ||
+                        (kl + ku == periodic.kl + periodic.ku && std::max(kl, ku) < std::max(periodic.kl, periodic.ku));
+    if (better) { periodic.kl = kl; periodic.ku = ku; found = true; }
+  }
+  const std::size_t pw = periodic.kl + periodic.ku;
+  return pw < clamped.kl + clamped.ku && pw < n ? periodic : clamped;
+}
+
+namespace {
+
+template <class T>
+T to_value(std::complex<double> v) {
+  using R = kronex::real_t<T>;
+  if constexpr (kronex::value_traits<T>::is_complex) return T(R(v.real()), R(v.imag()));
+  else return T(v.real());
+}
+
+template <class T>
+bool finite(const T& v) {
+  if constexpr (kronex::value_traits<T>::is_complex) return std::isfinite(v.real()) && std::isfinite(v.imag());
+  else return std::isfinite(v);
+}
+
+} // namespace
+
+template <class T>
+kronex::any_factor<T> to_factor(const matrix_market& m, const std::string& name) {
+  const std::string shape = std::to_string(m.rows) + " x " + std::to_string(m.cols);
+  if (m.rows != m.cols) throw file_error(name, 0, "a factor must be a square matrix, this one is " + shape);
+  if (m.rows == 0) throw file_error(name, 0, "the matrix is empty (" + shape + ")");
+  if (m.is_complex && !kronex::value_traits<T>::is_complex)
+    throw file_error(name, 0, "has complex entries; ask for complex64 or complex128");
+
+  const std::size_t n = m.rows;
+  const band_shape b = narrowest_band(m);
+  const std::size_t width = b.kl + b.ku + 1;
+  const bool diagonal = b.kl == 0 && b.ku == 0;
+  const bool band = !diagonal && width <= n / 2;
+  const std::size_t stored = diagonal ? n : band ? mul_sat(n, width) : mul_sat(n, n);
+  if (stored > max_stored_values) {
+    throw file_error(name, 0, "a " + shape + " factor stored " + (diagonal ? "as a diagonal" : band ? "as a band" : "dense") +
+                                  " needs " + std::to_string(stored) + " values, more than the limit of " +
+                                  std::to_string(max_stored_values));
+  }
+
+  const auto value = [&](const entry& e) {
+    const T v = to_value<T>(e.value);
+    // Only float32 can overflow here (the file's values are finite doubles).
+    if (!finite(v)) {
+      throw file_error(name, 0, "entry (" + std::to_string(e.row + 1) + ", " + std::to_string(e.col + 1) + ") = " +
+                                    value_text(e.value, m.is_complex) + " does not fit in " +
+                                    kronex::value_traits<T>::name);
+    }
+    return v;
+  };
+
+  if (diagonal) {
+    std::vector<T> d(n, T(0));
+    for (const entry& e : m.entries) d[e.row] = value(e);
+    return kronex::diagonal_factor<T>(std::move(d));
+  }
+  if (band) {
+    kronex::banded<T> a(n, b.kl, b.ku, b.bc);
+    for (const entry& e : m.entries) a(e.row, e.col) = value(e);
+    return a;
+  }
+  xt::xtensor<T, 2> a = xt::zeros<T>({n, n});
+  for (const entry& e : m.entries) a(e.row, e.col) = value(e);
+  return a;
+}
+
+template kronex::any_factor<float> to_factor<float>(const matrix_market&, const std::string&);
+template kronex::any_factor<double> to_factor<double>(const matrix_market&, const std::string&);
+template kronex::any_factor<std::complex<float>> to_factor<std::complex<float>>(const matrix_market&, const std::string&);
+template kronex::any_factor<std::complex<double>> to_factor<std::complex<double>>(const matrix_market&, const std::string&);
+
+} // namespace kronex::dsl::io

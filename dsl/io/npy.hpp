@@ -1,0 +1,53 @@
+#pragma once
+// NumPy .npy files for the DSL's npy("b.npy") and for writing results: the four kronex value types
+// only, read into row-major xarrays, written atomically.
+//
+// xtensor loads and writes the data (xt::detail::npy_file, dump_npy_stream); the header is parsed
+// here, in full, because xtensor's parser trusts the file: it sign-extends header lengths, indexes
+// empty strings, wraps negative or huge shapes into small allocations and does not notice
+// truncated data. Every check happens before xtensor allocates anything.
+#include <complex>
+#include <cstddef>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+
+#include "core/dtype.hpp"
+
+namespace kronex::dsl::io {
+
+struct npy_array {
+  dtype type = dtype::float64;
+  std::vector<std::size_t> shape;  // () for a 0-d array (one value)
+  // Row-major (C order); a Fortran-order file is converted.
+  std::variant<xt::xarray<float>, xt::xarray<double>, xt::xarray<std::complex<float>>, xt::xarray<std::complex<double>>> data;
+};
+
+// Accepted dtypes: '<f4' '<f8' '<c8' '<c16' ('=' or '|' byte order too: native, little endian here).
+// file_error (line 0) when the file is missing or unreadable, is not an npy file, has a malformed
+// header, another dtype (named, with the accepted list), or less data than its shape needs.
+npy_array read_npy(const std::string& path);
+
+// The values as T: real -> complex and double -> float are fine; complex -> real is a file_error
+// (`name` is the file, for the message).
+template <class T>
+xt::xarray<T> convert(const npy_array& a, const std::string& name);
+
+// Writes `path + ".tmp-<pid>"` in the same directory, then renames it onto `path`, so `path` is
+// either the old file or the complete new one. On failure the temporary is removed and file_error
+// thrown.
+template <class T>
+void write_npy_atomic(const std::string& path, const xt::xarray<T>& x);
+
+#define KRONEX_DSL_NPY_EXTERN(T)                                                     \
+  extern template xt::xarray<T> convert<T>(const npy_array&, const std::string&);   \
+  extern template void write_npy_atomic<T>(const std::string&, const xt::xarray<T>&);
+KRONEX_DSL_NPY_EXTERN(float)
+KRONEX_DSL_NPY_EXTERN(double)
+KRONEX_DSL_NPY_EXTERN(std::complex<float>)
+KRONEX_DSL_NPY_EXTERN(std::complex<double>)
+#undef KRONEX_DSL_NPY_EXTERN
+
+} // namespace kronex::dsl::io
