@@ -191,8 +191,8 @@ BOOST_AUTO_TEST_CASE(comments_blank_lines_tabs_crlf_and_signs) {
   BOOST_TEST((dense_of(m) == xt::xtensor<cd, 2>{{1.5, 0, 0.5}, {0, 0, -0.25}}));
 }
 
-BOOST_AUTO_TEST_CASE(values_parse_exactly_in_the_c_locale) {
-  // 0.1 and 1/3 to 17 digits read back as the nearest doubles, whatever the global locale.
+BOOST_AUTO_TEST_CASE(values_parse_to_the_nearest_double) {
+  // 0.1 and 1/3 to 17 digits read back as the nearest doubles (std::from_chars, no locale).
   const auto m = parse(std::string(real_general) + "1 2 2\n1 1 0.1\n1 2 3.3333333333333331e-01\n");
   BOOST_TEST(m.entries[0].value.real() == 0.1);
   BOOST_TEST(m.entries[1].value.real() == 1.0 / 3.0);
@@ -215,6 +215,9 @@ BOOST_AUTO_TEST_CASE(symmetric_skew_and_hermitian_are_expanded) {
   BOOST_TEST((dense_of(m) == xt::xtensor<cd, 2>{{0, -4, 1}, {4, 0, 0}, {-1, 0, 0}}));
   m = parse("%%MatrixMarket matrix coordinate complex hermitian\n2 2 3\n1 1 2 0\n2 1 1 3\n2 2 -1 0\n");
   BOOST_TEST((dense_of(m) == xt::xtensor<cd, 2>{{cd(2), cd(1, -3)}, {cd(1, 3), cd(-1)}}));
+  // A real hermitian matrix is symmetric.
+  m = parse("%%MatrixMarket matrix coordinate real hermitian\n2 2 1\n2 1 3\n");
+  BOOST_TEST((dense_of(m) == xt::xtensor<cd, 2>{{0, 3}, {3, 0}}));
 }
 
 BOOST_AUTO_TEST_CASE(array_format_is_column_major_and_stores_one_triangle) {

@@ -158,7 +158,7 @@ BOOST_AUTO_TEST_CASE(zero_dimensional_array_holds_one_value) {
 
 BOOST_AUTO_TEST_CASE(other_dtypes_are_rejected_with_the_accepted_list) {
   expect_npy_error(data("int64.npy"), "unsupported dtype '<i8'; " + accepted);
-  expect_npy_error(data("f64_big_endian.npy"), "unsupported dtype '>f8' (the other byte order than this machine's); " + accepted);
+  expect_npy_error(data("f64_big_endian.npy"), "unsupported dtype '>f8' (big-endian data; this machine is little-endian); " + accepted);
   scratch s;
   expect_npy_error(s.write("b.npy", npy_bytes("{'descr': '|b1', 'fortran_order': False, 'shape': (1,), }", "\1")),
                    "unsupported dtype '|b1'; " + accepted);
