@@ -412,6 +412,8 @@ band_shape narrowest_band(const matrix_market& m) {
                         (kl + ku == periodic.kl + periodic.ku && std::max(kl, ku) < std::max(periodic.kl, periodic.ku));
     if (better) { periodic.kl = kl; periodic.ku = ku; found = true; }
   }
+  // pw < n holds by construction (ku = largest residue, kl = 0 is a candidate), and banded<T>
+  // requires it: checked anyway so that the rule reads as documented.
   const std::size_t pw = periodic.kl + periodic.ku;
   return pw < clamped.kl + clamped.ku && pw < n ? periodic : clamped;
 }

@@ -36,7 +36,10 @@ struct matrix_market {
   std::vector<entry> entries;
 };
 
-// Reads a Matrix Market file from `in`; `name` is the file name used in messages.
+// Reads a Matrix Market file from `in`; `name` is the file name used in messages. Comment lines
+// ('%') and blank lines may appear anywhere after line 1; a real or integer "hermitian" file is
+// read as symmetric; symmetric files must hold only their lower triangle (an entry above it is an
+// error rather than a silent doubling).
 matrix_market parse_matrix_market(std::istream& in, const std::string& name);
 // Opens `path` (file_error, line 0, if it cannot be opened) and parses it.
 matrix_market read_matrix_market(const std::string& path);

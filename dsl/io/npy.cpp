@@ -230,8 +230,10 @@ npy_array read_npy(const std::string& path) {
   bool wrong_byte_order = false;
   const std::optional<dtype> type = accepted_dtype(h.descr, wrong_byte_order);
   if (!type) {
-    throw file_error(path, 0, "unsupported dtype '" + h.descr + "'" +
-                                  (wrong_byte_order ? " (the other byte order than this machine's)" : "") + "; " +
+    const bool big = xtl::endianness() == xtl::endian::big_endian;
+    const std::string order = std::string(" (") + (big ? "little" : "big") + "-endian data; this machine is " +
+                              (big ? "big" : "little") + "-endian)";
+    throw file_error(path, 0, "unsupported dtype '" + h.descr + "'" + (wrong_byte_order ? order : "") + "; " +
                                   accepted_dtypes);
   }
 
