@@ -3,7 +3,8 @@
 #   1. Release build, every test (ctest): host, CPU-device, compile-fail; CUDA tests are built and
 #      skipped (exit 77) unless a GPU is visible;
 #   2. the install tree: install kronex, build and run a consumer project with find_package(kronex);
-#   3. AddressSanitizer + UndefinedBehaviorSanitizer build, every test.
+#   3. AddressSanitizer + UndefinedBehaviorSanitizer build (-O1, line tables), every test;
+#   4. the DSL's fuzz targets (clang libFuzzer + ASan), 20 s each from the seed corpora.
 # Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,3 +37,6 @@ echo "== kronex: AddressSanitizer + UBSan build and tests"
 cmake --preset asan
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs" --label-exclude compile_fail   # compile-fail tests ran above
+
+echo "== kronex: fuzzing the DSL parser and the Matrix Market reader"
+scripts/fuzz.sh "${KRONEX_FUZZ_SECONDS:-20}"

@@ -154,11 +154,11 @@ BOOST_AUTO_TEST_CASE(rendered_message_with_caret) {
   }
   // Tabs count as one column and are shown as one space, so the caret stays under the problem.
   try {
-    evaluate("\tkron(nope).solve(ones())");
+    evaluate("\tkron(zzz).solve(ones())");
     BOOST_FAIL("no error");
   } catch (const dsl_error& e) {
-    BOOST_TEST(e.render("\tkron(nope).solve(ones())") ==
-               "1:7: error: unknown name 'nope'\n 1 |  kron(nope).solve(ones())\n   |       ^~~~\n");
+    BOOST_TEST(e.render("\tkron(zzz).solve(ones())") ==
+               "1:7: error: unknown name 'zzz'\n 1 |  kron(zzz).solve(ones())\n   |       ^~~\n");
   }
 }
 
