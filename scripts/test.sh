@@ -32,6 +32,10 @@ cmake --install build/release --prefix "$prefix"
 cmake -S tests/install -B build/consumer -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
 cmake --build build/consumer -j "$jobs"
 ctest --test-dir build/consumer --output-on-failure
+if [ -x "$prefix/bin/kronex" ]; then   # the installed command runs and finds its plot script
+  "$prefix/bin/kronex" explain 'kron(mass(8, 3), laplacian(6)).solve(ones())' >/dev/null
+  test -f "$prefix/share/kronex/kronex-plot.py"
+fi
 
 echo "== kronex: AddressSanitizer + UBSan build and tests"
 cmake --preset asan

@@ -294,9 +294,7 @@ void register_bench(CLI::App& app) {
   auto o = std::make_shared<bench_options>();
   auto* cmd = app.add_subcommand("bench", "Time a program's compiled plans against the memory-bandwidth floor");
   add_source_options(*cmd, o->source);
-  cmd->add_option("--backend", o->backend, "host, device, or all (one row per backend)")
-      ->check(CLI::IsMember({"host", "device", "all"}))
-      ->capture_default_str();
+  add_backend_option(*cmd, o->backend, true);
   cmd->add_option("--reps", o->reps, "Timed runs per row (default: about 0.5 s worth, 5 to 200)");
   cmd->add_option("--warmup", o->warmup, "Untimed runs before timing")->capture_default_str();
   cmd->add_option("--sweep", o->sweeps, "Repeat over values of a parameter: n=32:256:x2, n=32:256:+32 or n=32,64 "

@@ -15,6 +15,14 @@ void add_source_options(CLI::App& cmd, source_options& o) {
       ->type_name("NAME=VALUE");
 }
 
+void add_backend_option(CLI::App& cmd, std::string& backend, bool allow_all) {
+  std::vector<std::string> names{"host", "device"};
+  if (allow_all) names.push_back("all");
+  cmd.add_option("--backend", backend, allow_all ? "host, device, or all (one row per backend)" : "Where to run: host or device")
+      ->check(CLI::IsMember(names))
+      ->capture_default_str();
+}
+
 loaded_source load_source(const source_options& o) {
   const bool has_expr = !o.expression.empty(), has_file = !o.file.empty();
   if (has_expr == has_file) {

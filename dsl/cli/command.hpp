@@ -32,6 +32,8 @@ struct loaded_source {
 
 // Adds EXPR, -f/--file and --set to a subcommand.
 void add_source_options(CLI::App& cmd, source_options& o);
+// Adds --backend (host, device, and `all` when allowed), default host.
+void add_backend_option(CLI::App& cmd, std::string& backend, bool allow_all);
 loaded_source load_source(const source_options& o);
 dsl::parameters parse_assignments(const std::vector<std::string>& assignments);
 

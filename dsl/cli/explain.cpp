@@ -52,9 +52,7 @@ void register_explain(CLI::App& app) {
   auto o = std::make_shared<explain_options>();
   auto* cmd = app.add_subcommand("explain", "Print the compiled plan of a program, without running it");
   add_source_options(*cmd, o->source);
-  cmd->add_option("--backend", o->backend, "Where the plan runs: host or device")
-      ->check(CLI::IsMember({"host", "device"}))
-      ->capture_default_str();
+  add_backend_option(*cmd, o->backend, false);
   cmd->add_flag("--json", o->json, "Print the plans as JSON (one entry per solve/apply stage)");
   cmd->footer(R"(Examples:
   kronex explain 'kron(mass(64, 3), mass(48, 3, periodic)).solve(ones())'

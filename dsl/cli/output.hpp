@@ -4,9 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "core/format.hpp"
+
 namespace kronex::cli {
 
-std::string format_shape(const std::vector<std::size_t>& shape);
+using dsl::format_shape;
 // "1.23e-15": for residuals and other small numbers.
 std::string scientific(double v, int digits = 2);
 

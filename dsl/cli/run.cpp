@@ -56,9 +56,7 @@ void register_run(CLI::App& app) {
   auto o = std::make_shared<run_options>();
   auto* cmd = app.add_subcommand("run", "Evaluate a program; optionally write the result and check it");
   add_source_options(*cmd, o->source);
-  cmd->add_option("--backend", o->backend, "Where to run: host or device")
-      ->check(CLI::IsMember({"host", "device"}))
-      ->capture_default_str();
+  add_backend_option(*cmd, o->backend, false);
   cmd->add_option("--out", o->out, "Write the result to this .npy file (via a temporary file and a rename: "
                                    "never a partial file)");
   cmd->add_flag("--check", o->check, "Print the relative residual ||K x - b|| / ||b||, computed with apply");

@@ -8,6 +8,7 @@
 
 #include <kronex/factors/gallery.hpp>
 
+#include "core/format.hpp"
 #include "io/matrix_market.hpp"
 #include "language/parser.hpp"
 
@@ -52,15 +53,6 @@ constexpr std::uint64_t max_factor_size = std::uint64_t(1) << 20;
 constexpr std::uint64_t max_degree = 31;
 constexpr std::uint64_t max_tensor_elements = std::uint64_t(1) << 36;
 constexpr std::size_t max_rank = 6;
-
-std::string format_shape(const shape_t& s) {
-  std::ostringstream os;
-  os << '(';
-  for (std::size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-  if (s.size() == 1) os << ',';
-  os << ')';
-  return os.str();
-}
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
