@@ -607,3 +607,29 @@ BOOST_AUTO_TEST_CASE(explain_lazy_matches_compiled) {
   const auto bf = kronex_test::random_tensor<float>(std::array<std::size_t, 1>{7});
   BOOST_TEST(kronex::explain(kronex::kron(Mf).solve(bf)).find("[host, float]") != std::string::npos);
 }
+
+// any_factor<T> views as the factor it holds: the same plan as the concrete factors (all five
+// kinds, mixed with concrete factors in one kron), and the same eager checks.
+BOOST_AUTO_TEST_CASE(any_factor_compiles_as_the_factor_it_holds) {
+  const auto M = kronex::gallery::bspline_mass<double>(6, 2, kronex::boundary::periodic);
+  const auto d = kronex::diagonal(std::vector<double>{1, 2, 3, 4});
+  xt::xtensor<double, 2> A = {{4, 1, 0}, {1, 4, 1}, {0, 1, 4}};
+  const kronex::function_solver<double> f(2, [](double* x, std::size_t count) {
+    for (std::size_t i = 0; i < 2 * count; ++i) x[i] *= 0.5;
+  });
+  const std::array<std::size_t, 5> shape{3, 6, 4, 3, 2};
+  const kronex::any_factor<double> aI = kronex::identity(3), aM = M, ad = d, aA = A, af = f;
+  BOOST_TEST(aM.size() == 6u);
+  BOOST_TEST(aA.size() == 3u);
+  const auto concrete = kronex::kron(kronex::identity(3), M, d, A, f);
+  const auto erased = kronex::kron(aI, aM, ad, aA, af);
+  const auto mixed = kronex::kron(aI, M, ad, A, af);
+  BOOST_TEST(kronex::explain(erased.inverse(), shape) == kronex::explain(concrete.inverse(), shape));
+  BOOST_TEST(kronex::explain(mixed.inverse(), shape) == kronex::explain(concrete.inverse(), shape));
+  const auto b = kronex_test::random_tensor<double>(shape);
+  const xt::xtensor<double, 5> x1 = concrete.solve(b), x2 = erased.solve(b);
+  BOOST_TEST(std::equal(x1.begin(), x1.end(), x2.begin(), x2.end()));
+  // The dense factor's squareness is checked at kron() through the any_factor too.
+  const kronex::any_factor<double> rect = xt::xtensor<double, 2>::from_shape({2, 3});
+  BOOST_CHECK_THROW(kronex::kron(aM, rect), kronex::invalid_factor);
+}
