@@ -11,6 +11,8 @@
 #      here that is a FAILURE of the check: on the GPU machine they must run;
 #   5. runs the device benchmark (bench_device_solve_cuda; extra arguments from
 #      $KRONEX_GPU_BENCH_ARGS, e.g. "--sizes 64,128");
+#   5b. when the DSL is built (CLI11 and nlohmann-json present), runs `kronex-cuda bench` of a
+#      256^3 mass-matrix solve on the host and the GPU (the command's CUDA path, end to end);
 #   6. prints a summary last: the GPU's name (nvidia-smi), test counts, one row per benchmark case.
 # Each phase runs under `timeout`; the phases' limits add up to at most $KRONEX_GPU_CHECK_BUDGET
 # seconds (default 450: the whole run stays under 8 minutes). Logs go to $OUT/gpu-check if $OUT
@@ -113,12 +115,14 @@ run_phase "configure build/gpu" 60 "$logs/configure.log" \
 # --- 3. build ----------------------------------------------------------------------------------
 build_status="not run"
 cuda_tests=()
+cli_target=()
 if [ "$configure_status" = ok ]; then
   # The CUDA tests are the *_cuda targets; ctest names each test after its target.
   mapfile -t cuda_tests < <(ctest --test-dir "$build" -N -L cuda 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: *\([^ ]*\).*/\1/p')
   say "CUDA test targets: ${cuda_tests[*]:-none}"
-  run_phase "build (${#cuda_tests[@]} CUDA tests + bench_device_solve_cuda, -j$jobs)" 240 "$logs/build.log" \
-    ninja -C "$build" -j "$jobs" "${cuda_tests[@]}" bench_device_solve_cuda
+  ninja -C "$build" -t targets all 2>/dev/null | grep -q '^kronex_cli_cuda:' && cli_target=(kronex_cli_cuda)
+  run_phase "build (${#cuda_tests[@]} CUDA tests + bench_device_solve_cuda ${cli_target[*]}, -j$jobs)" 240 "$logs/build.log" \
+    ninja -C "$build" -j "$jobs" "${cuda_tests[@]}" bench_device_solve_cuda "${cli_target[@]}"
   if [ "$phase_rc" -eq 0 ]; then build_status="ok"; else build_status="FAILED (exit $phase_rc)"; fi
 fi
 
@@ -163,6 +167,15 @@ if [ "$build_status" = ok ]; then
   esac
 fi
 
+# --- 5b. the kronex command on the GPU ---------------------------------------------------------
+cli_status="not run (the DSL is not built: CLI11 or nlohmann-json missing)"
+if [ "$build_status" = ok ] && [ ${#cli_target[@]} -gt 0 ]; then
+  run_phase "kronex-cuda bench" 60 "$logs/kronex-cuda-bench.log" \
+    "$build/dsl/kronex-cuda" bench 'kron(mass(256, 3), mass(256, 3, periodic), mass(256, 3)).solve(random(1))' \
+      --backend all --reps 10 --no-plan --json "$logs/kronex-cuda-bench.json"
+  if [ "$phase_rc" -eq 0 ]; then cli_status="ok"; else cli_status="FAILED (exit $phase_rc)"; fi
+fi
+
 # --- 6. summary --------------------------------------------------------------------------------
 {
   echo
@@ -173,6 +186,7 @@ fi
   echo "build:            $build_status"
   echo "CUDA tests:       $tests_passed passed, $tests_failed failed, $tests_skipped skipped, of $tests_total: $tests_status"
   echo "benchmark:        $bench_status"
+  echo "kronex-cuda:      $cli_status"
   if [ -s "$bench_csv" ]; then
     echo
     printf '%-9s %-7s %5s %10s %10s %10s %8s %10s %9s\n' boundary type n median_ms GDOF/s "GEMM TF/s" "vs GEMM" xfer/solve residual
@@ -181,10 +195,15 @@ fi
     done
     grep '^target check' "$logs/bench_device_solve_cuda.log" || true
   fi
+  if [ "$cli_status" = ok ]; then
+    echo
+    grep -A3 '^params' "$logs/kronex-cuda-bench.log"
+  fi
   echo "logs: $logs   (total $((SECONDS - start))s)"
 } | tee "$logs/summary.txt"
 
-if [ "$configure_status" = ok ] && [ "$build_status" = ok ] && [ "$tests_status" = ok ] && [ "$bench_status" = ok ]; then
+if [ "$configure_status" = ok ] && [ "$build_status" = ok ] && [ "$tests_status" = ok ] && [ "$bench_status" = ok ] &&
+   { [ "$cli_status" = ok ] || [ ${#cli_target[@]} -eq 0 ]; }; then
   echo "gpu-check: PASSED"
   exit 0
 fi
