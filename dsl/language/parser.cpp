@@ -84,6 +84,9 @@ private:
     const source_range start = peek().where;
     node_ptr e = parse_primary(depth);
     while (peek().kind == token_kind::dot) {
+      // Each method call nests the tree one level deeper (its target is a child), so calls in a
+      // row count against the same limit as parentheses: evaluation recurses that deep.
+      if (++depth > max_nesting) throw dsl_error(peek().where, "expression nested too deeply (more than 200 levels)");
       take();
       const token& name = peek();
       if (name.kind != token_kind::name) {

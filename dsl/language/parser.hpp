@@ -11,7 +11,8 @@
 
 namespace kronex::dsl {
 
-// Deeper nesting than this is refused (an error, not a stack overflow).
+// Deeper nesting than this (parentheses, arguments and method calls in a row, together) is
+// refused: an error, not a stack overflow when the tree is evaluated or destroyed.
 inline constexpr std::size_t max_nesting = 200;
 
 program parse(const std::string& source);

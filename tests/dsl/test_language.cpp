@@ -70,6 +70,9 @@ BOOST_AUTO_TEST_CASE(syntax_errors) {
   check_error(")", 1, 1, 1, "expected an expression");
   std::string deep(300, '(');
   check_error(deep + "1" + std::string(300, ')'), 1, 202, 1, "nested too deeply");
+  std::string chain = "kron(mass(8, 3))";
+  for (int i = 0; i < 300; ++i) chain += ".transpose()";
+  check_error(chain, 1, 17 + 200 * 12, 1, "nested too deeply");
 }
 
 BOOST_AUTO_TEST_CASE(name_errors) {
