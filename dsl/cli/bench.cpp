@@ -20,6 +20,7 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "exec/plan_json.hpp"
+#include "io/atomic_file.hpp"
 
 namespace kronex::cli {
 
@@ -127,23 +128,6 @@ struct row {
   }
 };
 
-void write_text_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw kronex::error("cannot write " + path);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw kronex::error("cannot write " + path);
-  }
-}
-
 std::string plot_script() {
   if (const char* env = std::getenv("KRONEX_PLOT_SCRIPT")) return env;
   // Installed next to the binary (bin/../share/kronex), else the source tree's copy.
@@ -198,14 +182,7 @@ void bench(const bench_options& o) {
                     backend == dsl::backend_kind::host ? "triad" : "device-to-device copy");
         std::fflush(stdout);
       }
-      if (o.plans && i == 0) {
-        for (std::size_t s = 0; s < exe->plans().size(); ++s) {
-          if (exe->plans().size() > 1) {
-            std::cout << "stage " << s + 1 << " of " << exe->plans().size() << ": " << program.stages[s].text << '\n';
-          }
-          std::cout << exe->plans()[s];
-        }
-      }
+      if (o.plans && i == 0) print_plans(std::cout, program, exe->plans());
       row r;
       r.params = all[i];
       r.backend = name;
@@ -268,7 +245,7 @@ void bench(const bench_options& o) {
                          {"time_over_floor", r.median / r.floor}, {"residual", r.residual}});
   }
   const std::string json_path = o.json.empty() ? o.plot + ".json.tmp-" + std::to_string(::getpid()) : o.json;
-  write_text_atomic(json_path, j.dump(2) + "\n");
+  dsl::io::write_file_atomic(json_path, [&](std::ostream& out) { out << j.dump(2) << '\n'; });
   if (!o.json.empty()) std::cout << "wrote " << o.json << '\n';
   if (!o.plot.empty()) {
     // Debian's python3 (where python3-matplotlib installs) unless KRONEX_PYTHON says otherwise.

@@ -39,11 +39,7 @@ void explain(const explain_options& o) {
     std::cout << j.dump(2) << '\n';
     return;
   }
-  // One stage prints exactly as kronex::explain does in C++; a nested program labels each.
-  for (std::size_t s = 0; s < plans.size(); ++s) {
-    if (plans.size() > 1) std::cout << "stage " << s + 1 << " of " << plans.size() << ": " << program.stages[s].text << '\n';
-    std::cout << plans[s];
-  }
+  print_plans(std::cout, program, plans);
 }
 
 } // namespace

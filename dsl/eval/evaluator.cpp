@@ -94,16 +94,6 @@ std::optional<keyword_value> keyword(const std::string& name) {
   return k;
 }
 
-// Rebuilds an io::npy_array holding x (for npy(path, dtype) conversions).
-template <class T>
-io::npy_array as_array(xt::xarray<T> x) {
-  io::npy_array a;
-  a.type = dtype_of<T>();
-  a.shape.assign(x.shape().begin(), x.shape().end());
-  a.data = std::move(x);
-  return a;
-}
-
 class evaluator {
 public:
   evaluator(const std::string& source, const parameters& params) : m_source(source), m_params(params) {}
@@ -346,7 +336,7 @@ private:
     try {
       a->array = io::read_npy(path);
       if (o.type && *o.type != a->array.type) {
-        a->array = with_dtype(*o.type, [&](auto t) { return as_array(io::convert<decltype(t)>(a->array, path)); });
+        a->array = with_dtype(*o.type, [&](auto t) { return io::to_npy_array(io::convert<decltype(t)>(a->array, path)); });
       }
     } catch (const file_error& e) {
       throw dsl_error(n.where, std::string("cannot use ") + e.what());

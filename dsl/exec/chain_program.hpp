@@ -7,6 +7,7 @@
 #include <complex>
 #include <cstddef>
 #include <deque>
+#include <optional>
 #include <random>
 #include <utility>
 #include <vector>
@@ -139,15 +140,14 @@ public:
 
   io::npy_array result() const override {
     if (!m_allocated) throw kronex::error("kronex dsl: internal error: no result for a program prepared for explain only");
-    io::npy_array out;
-    out.type = dtype_of<T>();
-    out.shape.assign(m_program.shape.begin(), m_program.shape.end());
-    out.data = xt::xarray<T>(Backend::download(m_x));
-    return out;
+    return io::to_npy_array(xt::xarray<T>(Backend::download(m_x)));
   }
 
   double memory_bandwidth() const override { return Backend::memory_bandwidth(); }
-  double timed_run() override { return Backend::time([this] { run(); }); }
+  double timed_run() override {
+    if (!m_stopwatch) m_stopwatch.emplace();  // on first use: explain-only programs need none
+    return m_stopwatch->time([this] { run(); });
+  }
 
 private:
   evaluated_program m_program;  // keeps the factors the compiled plans may read alive
@@ -156,6 +156,7 @@ private:
   std::deque<std::vector<any_factor<T>>> m_factors;  // a deque: stable addresses as it grows
   std::deque<compiled> m_ops;  // a deque: compiled operators are built in place, never moved
   std::vector<plan_description> m_plans;
+  std::optional<typename Backend::stopwatch> m_stopwatch;
 };
 
 // Calls f(std::integral_constant<std::size_t, D>{}) for the program's rank (1 to 6).

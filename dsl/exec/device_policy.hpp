@@ -3,6 +3,7 @@
 // is uploaded once when the program is prepared, runs happen inside a no_transfer_guard (a copy
 // would throw), and the result is downloaded on request. Compiled twice: against the CPU device
 // runtime (kronex::device_cpu) and the CUDA one (kronex::device_cuda).
+#include <memory>
 #include <string>
 
 #include <kronex/device.hpp>
@@ -46,15 +47,18 @@ struct device_policy {
     return 2.0 * double(n * sizeof(double)) / best;
   }
 
-  template <class F>
-  static double time(F&& f) {
-    auto ctx = kronex::detail::device::default_context();
-    kronex::detail::device::timer timer(*ctx);
-    timer.start();
-    f();
-    timer.stop();
-    return timer.seconds();
-  }
+  // Times one call of f with device events; the events are made once, with the stopwatch.
+  struct stopwatch {
+    std::shared_ptr<kronex::detail::device::context> ctx = kronex::detail::device::default_context();
+    kronex::detail::device::timer timer{*ctx};
+    template <class F>
+    double time(F&& f) {
+      timer.start();
+      f();
+      timer.stop();
+      return timer.seconds();
+    }
+  };
 };
 
 } // namespace kronex::dsl::detail

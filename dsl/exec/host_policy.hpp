@@ -22,12 +22,15 @@ struct host_policy {
   template <class T, std::size_t D>
   static const xt::xtensor<T, D>& download(const xt::xtensor<T, D>& x) { return x; }
   static double memory_bandwidth() { return kronex_bench::triad_bandwidth(); }
-  template <class F>
-  static double time(F&& f) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
+  // Times one call of f.
+  struct stopwatch {
+    template <class F>
+    double time(F&& f) {
+      const auto t0 = std::chrono::steady_clock::now();
+      f();
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+  };
 };
 
 } // namespace kronex::dsl::detail

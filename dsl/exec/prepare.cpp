@@ -39,11 +39,7 @@ io::npy_array initial_operand(const evaluated_program& p) {
   return with_dtype(p.type, [&](auto t) {
     using T = decltype(t);
     return detail::with_rank(p.shape.size(), [&](auto d) {
-      io::npy_array a;
-      a.type = p.type;
-      a.shape.assign(p.shape.begin(), p.shape.end());
-      a.data = xt::xarray<T>(detail::make_operand<T, decltype(d)::value>(p));
-      return a;
+      return io::to_npy_array(xt::xarray<T>(detail::make_operand<T, decltype(d)::value>(p)));
     });
   });
 }

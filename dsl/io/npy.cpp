@@ -14,14 +14,14 @@
 #include <system_error>
 #include <type_traits>
 
-#include <unistd.h>
-
 #include <xtensor/xnpy.hpp>
 #include <xtl/xplatform.hpp>
 
 #include <kronex/core/value_traits.hpp>
 
 #include "core/diagnostics.hpp"
+#include "core/format.hpp"
+#include "io/atomic_file.hpp"
 
 namespace kronex::dsl::io {
 
@@ -170,14 +170,6 @@ std::size_t word_size(dtype t) {
   return 16;
 }
 
-std::string shape_text(const std::vector<std::size_t>& shape) {
-  std::string s = "(";
-  for (std::size_t k = 0; k < shape.size(); ++k) s += (k ? ", " : "") + std::to_string(shape[k]);
-  return s + (shape.size() == 1 ? ",)" : ")");
-}
-
-std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
-
 template <class T>
 inline constexpr bool is_complex_v = !std::is_floating_point_v<T>;
 
@@ -241,13 +233,13 @@ npy_array read_npy(const std::string& path) {
   std::uint64_t count = 1;
   for (std::size_t d : h.shape) {
     if (d != 0 && count > std::numeric_limits<std::uint64_t>::max() / 16 / d)
-      throw file_error(path, 0, "the shape " + shape_text(h.shape) + " is too large");
+      throw file_error(path, 0, "the shape " + format_shape(h.shape) + " is too large");
     count *= d;
   }
   const std::uint64_t bytes = count * word_size(*type);
   const std::uint64_t data_start = header_start + header_len;
   if (bytes > file_size - data_start) {
-    throw file_error(path, 0, "truncated data: shape " + shape_text(h.shape) + " of " + to_string(*type) + " needs " +
+    throw file_error(path, 0, "truncated data: shape " + format_shape(h.shape) + " of " + to_string(*type) + " needs " +
                                   std::to_string(bytes) + " bytes, the file has " +
                                   std::to_string(file_size - data_start) + " after the header");
   }
@@ -290,31 +282,9 @@ xt::xarray<T> convert(const npy_array& a, const std::string& name) {
 
 template <class T>
 void write_npy_atomic(const std::string& path, const xt::xarray<T>& x) {
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  try {
-    // Our own stream rather than xt::dump_npy(path, x), which never checks that the writes or the
-    // close succeeded (a full disk would go unnoticed).
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      const int err = errno;
-      throw file_error(path, 0, "cannot write: the temporary file \"" + tmp + "\" cannot be created (" +
-                                    errno_text(err) + ")");
-    }
-    xt::detail::dump_npy_stream(out, x);
-    out.close();
-    if (!out) {
-      const int err = errno;
-      throw file_error(path, 0, "cannot write the temporary file \"" + tmp + "\" (" + errno_text(err) + ")");
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-      const int err = errno;
-      throw file_error(path, 0, "cannot move the temporary file \"" + tmp + "\" onto it (" + errno_text(err) + ")");
-    }
-  } catch (const std::exception& e) {
-    std::remove(tmp.c_str());  // harmless if it was never created
-    if (dynamic_cast<const file_error*>(&e)) throw;
-    throw file_error(path, 0, std::string("cannot write: ") + e.what());
-  }
+  // Our own stream rather than xt::dump_npy(path, x), which never checks that the writes or the
+  // close succeeded.
+  write_file_atomic(path, [&](std::ostream& out) { xt::detail::dump_npy_stream(out, x); });
 }
 
 #define KRONEX_DSL_NPY_INSTANTIATE(T)                                        \

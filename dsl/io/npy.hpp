@@ -35,6 +35,16 @@ npy_array read_npy(const std::string& path);
 template <class T>
 xt::xarray<T> convert(const npy_array& a, const std::string& name);
 
+// An npy_array holding x (its dtype and shape taken from x).
+template <class T>
+npy_array to_npy_array(xt::xarray<T> x) {
+  npy_array a;
+  a.type = dtype_of<T>();
+  a.shape.assign(x.shape().begin(), x.shape().end());
+  a.data = std::move(x);
+  return a;
+}
+
 // Writes `path + ".tmp-<pid>"` in the same directory, then renames it onto `path`, so `path` is
 // either the old file or the complete new one. On failure the temporary is removed and file_error
 // thrown.
