@@ -105,7 +105,7 @@ class chain_executable final : public executable {
 
 public:
   // With `allocate` false (explain), only the plans are compiled: no operand, no buffers.
-  chain_executable(const evaluated_program& p, bool allocate) : m_program(p), m_allocated(allocate) {
+  chain_executable(const evaluated_program& p, bool allocate) : m_allocated(allocate) {
     if (allocate) {
       m_b = Backend::upload(make_operand<T, D>(p));
       m_x = Backend::like(m_b);
@@ -150,10 +150,11 @@ public:
   }
 
 private:
-  evaluated_program m_program;  // keeps the factors the compiled plans may read alive
   bool m_allocated;
   tensor m_b, m_x;
-  std::deque<std::vector<any_factor<T>>> m_factors;  // a deque: stable addresses as it grows
+  // The factors the compiled plans read (copies, so the program may go away); a deque: stable
+  // addresses as it grows.
+  std::deque<std::vector<any_factor<T>>> m_factors;
   std::deque<compiled> m_ops;  // a deque: compiled operators are built in place, never moved
   std::vector<plan_description> m_plans;
   std::optional<typename Backend::stopwatch> m_stopwatch;
