@@ -175,7 +175,7 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
   r.exchanges = solver.exchanges();
   for (int g : grid) r.split += g > 1;
   for (const auto& st : solver.plan().steps)
-    if (st.kind == kronex::step_kind::exchange) r.sent += st.message_bytes;
+    if (const auto* e = std::get_if<kronex::exchange_step>(&st)) r.sent += e->message_bytes;
   const double local = double(b.local().size());
   r.local_max = max_over_ranks(local);
   r.floor = max_over_ranks(48.0 * local / bw_rank);

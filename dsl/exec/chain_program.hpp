@@ -52,20 +52,23 @@ E replay(const E& e, const std::vector<op_method>& methods, std::size_t i = 0) {
 }
 
 // kronex::compile of `K.solve(b)` or `K.apply(b)`: what the C++ API evaluates for that result.
-// Without an operand (b == nullptr: explain only), the compiled operator is built from the
-// expression and the shape, as kronex::explain does for a lazy result whose operand is lazy.
 template <class T, std::size_t D, class Tensor>
-auto compile_stage(const std::vector<any_factor<T>>& f, const stage& s, const Tensor* b, const shape_t& shape) {
-  using compiled = typename backend_traits<Tensor>::template compiled_type<T, D>;
+auto compile_stage(const std::vector<any_factor<T>>& f, const stage& s, const Tensor& b) {
   const auto K = replay(kron_of<T>(f, std::make_index_sequence<D>{}), s.op->methods);
-  const bool solve = s.what == result_value::kind::solve;
-  if (!b) return compiled((solve ? K.inverse() : K).template describe<T>(), shape);
-  if (solve) {
-    auto r = K.solve(*b);
+  if (s.what == result_value::kind::solve) {
+    auto r = K.solve(b);
     return kronex::compile(r.op(), r.operand());
   }
-  auto r = K.apply(*b);
+  auto r = K.apply(b);
   return kronex::compile(r.op(), r.operand());
+}
+
+// kronex::explain_plan of the same result, from the shape alone (`like` stands for an operand of
+// that shape on the backend): the check and plan phases only, nothing factored or allocated.
+template <class T, std::size_t D, class Like>
+plan_description explain_stage(const std::vector<any_factor<T>>& f, const stage& s, const Like& like) {
+  const auto K = replay(kron_of<T>(f, std::make_index_sequence<D>{}), s.op->methods);
+  return kronex::explain_plan(s.what == result_value::kind::solve ? K.inverse() : K, like);
 }
 
 // The innermost operand on the host: the array, random(seed) or ones(); zeros for a bare operator.
@@ -104,16 +107,24 @@ class chain_executable final : public executable {
   using compiled = typename backend_traits<tensor>::template compiled_type<T, D>;
 
 public:
-  // With `allocate` false (explain), only the plans are compiled: no operand, no buffers.
+  // With `allocate` false (explain), only the plans are made (check and plan phases): no
+  // factorization, no operand, no buffers.
   chain_executable(const evaluated_program& p, bool allocate) : m_allocated(allocate) {
     if (allocate) {
       m_b = Backend::upload(make_operand<T, D>(p));
       m_x = Backend::like(m_b);
     }
+    std::array<std::size_t, D> shape{};
+    for (std::size_t k = 0; k < D; ++k) shape[k] = p.shape[k];
     for (const stage& s : p.stages) {
       m_factors.push_back(factors_as<T>(*s.op));
       try {
-        m_ops.push_back(compile_stage<T, D>(m_factors.back(), s, allocate ? &m_b : nullptr, p.shape));
+        if (allocate) {
+          m_ops.push_back(compile_stage<T, D>(m_factors.back(), s, m_b));
+          m_plans.push_back(m_ops.back().plan());
+        } else {
+          m_plans.push_back(explain_stage<T, D>(m_factors.back(), s, Backend::template explain_like<T, D>(shape)));
+        }
       } catch (const singular_factor& e) {
         // Point at the factor where the program defined it.
         const auto& f = *s.op->factors.at(e.mode());
@@ -123,8 +134,9 @@ public:
         throw dsl_error(s.where, e.what());
       } catch (const dimension_mismatch& e) {
         throw dsl_error(s.where, e.what());
+      } catch (const size_limit_exceeded& e) {
+        throw dsl_error(s.where, e.what());
       }  // other errors (a missing device, LAPACK or device failures) are not the program's
-      m_plans.push_back(m_ops.back().plan());
     }
   }
 

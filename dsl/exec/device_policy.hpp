@@ -27,6 +27,9 @@ struct device_policy {
   }
   template <class T, std::size_t D>
   static device_tensor<T, D> like(const device_tensor<T, D>& b) { return device_tensor<T, D>(b.shape()); }
+  // What explain() takes for an operand of this shape.
+  template <class T, std::size_t D>
+  static device_shape<T, D> explain_like(const std::array<std::size_t, D>& shape) { return {shape}; }
   template <class T, std::size_t D>
   static xt::xtensor<T, D> download(const device_tensor<T, D>& x) { return x.to_host(); }
 

@@ -19,6 +19,9 @@ struct host_policy {
   static xt::xtensor<T, D> upload(xt::xtensor<T, D> b) { return b; }
   template <class T, std::size_t D>
   static xt::xtensor<T, D> like(const xt::xtensor<T, D>& b) { return xt::xtensor<T, D>::from_shape(b.shape()); }
+  // What explain() takes for an operand of this shape: the shape itself.
+  template <class T, std::size_t D>
+  static std::array<std::size_t, D> explain_like(const std::array<std::size_t, D>& shape) { return shape; }
   template <class T, std::size_t D>
   static const xt::xtensor<T, D>& download(const xt::xtensor<T, D>& x) { return x; }
   static double memory_bandwidth() { return kronex_bench::triad_bandwidth(); }

@@ -9,27 +9,32 @@ nlohmann::json to_json(const plan_description& p) {
     setup.push_back({{"mode", f.mode}, {"factor", f.factor}, {"method", f.method}, {"result", f.result}});
   }
   json steps = json::array();
-  for (const auto& st : p.steps) {
-    json s = {{"kind", to_string(st.kind)}, {"method", st.method}, {"view", st.view},
-              {"view_strides", st.view_strides}, {"flops", st.flops}, {"bytes", st.bytes}};
-    if (st.kind != step_kind::copy && st.kind != step_kind::exchange) {
-      s["mode"] = st.mode;
-      s["factor"] = st.factor;
-      s["trans"] = std::string(1, trans_letter(st.trans));
+  for (const step& st : p.steps) {
+    const step_base& b = step_info(st);
+    const step_kind k = kind_of(st);
+    json s = {{"kind", to_string(k)}, {"method", step_method(st)}, {"view", b.view},
+              {"view_strides", b.view_strides}, {"flops", b.flops}, {"bytes", b.bytes}};
+    if (k != step_kind::copy && k != step_kind::exchange) {
+      s["mode"] = b.mode;
+      s["factor"] = b.factor;
+      s["trans"] = std::string(1, trans_letter(b.trans));
     }
-    if (st.fused_with_next) s["fused_with_next"] = true;
-    if (st.transfers) { s["transfers"] = st.transfers; s["transfer_bytes"] = st.transfer_bytes; }
-    if (st.kind == step_kind::exchange) {
-      s["comm"] = st.comm;
-      s["messages"] = st.messages;
-      s["message_bytes"] = st.message_bytes;
+    if (fused_with_next(st)) s["fused_with_next"] = true;
+    if (step_transfers(st)) {
+      s["transfers"] = step_transfers(st);
+      s["transfer_bytes"] = step_transfer_bytes(st);
+    }
+    if (const auto* e = std::get_if<exchange_step>(&st)) {
+      s["comm"] = e->comm;
+      s["messages"] = e->messages;
+      s["message_bytes"] = e->message_bytes;
     }
     steps.push_back(std::move(s));
   }
   json j = {{"backend", p.backend},           {"value_type", p.value_type}, {"expression", p.expression},
             {"shape", p.shape},               {"setup", setup},             {"steps", steps},
             {"flops", p.flops()},             {"bytes", p.bytes()},         {"workspace_bytes", p.workspace_bytes},
-            {"factor_bytes", p.factor_bytes}, {"text", to_string(p)}};
+            {"factor_bytes", p.factor_bytes}, {"instantiated", p.instantiated}, {"text", to_string(p)}};
   if (p.counts_transfers) {
     j["transfers"] = {{"setup", p.setup_transfers}, {"setup_bytes", p.setup_transfer_bytes},
                       {"per_run", p.run_transfers()}, {"per_run_bytes", p.run_transfer_bytes()}};

@@ -2,8 +2,8 @@
 // The two verbs that turn expressions into plans:
 //   compile(expr, like): a reusable compiled operator; `like` is a tensor (its type picks the
 //                        backend) or a shape (host). Factors once; call it many times.
-//   explain(...):        the printed plan, without running the solve (it does compile: the
-//                        factorizations run, so a singular factor throws here too).
+//   explain(...):        the printed plan from the check and plan phases only: nothing is
+//                        factored, allocated or uploaded (explain_plan() gives it as a value).
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -13,12 +13,6 @@
 
 namespace kronex {
 
-namespace detail {
-template <class L, class = void>
-struct has_backend : std::false_type {};
-template <class L>
-struct has_backend<L, std::void_t<decltype(backend_traits<L>::is_backend)>> : std::true_type {};
-} // namespace detail
 
 template <class... C, class Like>
 auto compile(const kron_expr<C...>& expr, const Like& like) {
@@ -27,6 +21,7 @@ auto compile(const kron_expr<C...>& expr, const Like& like) {
   if constexpr (detail::has_backend<Like>::value) {
     using B = backend_traits<Like>;
     using T = typename B::template value_type<E>;
+    static_assert(detail::check_backend<Like, T, D>());
     return B::template compile<T, D>(expr.template describe<T>(), like);
   } else {
     using T = typename E::value_type;
@@ -37,23 +32,49 @@ auto compile(const kron_expr<C...>& expr, const Like& like) {
   }
 }
 
+// The plan that compile(expr, like) would instantiate, from the check and plan phases only:
+// nothing is factored, uploaded or allocated, so a plan for any size can be explained. Numbers
+// that depend on the factorization (LU fill, swaps) are estimates here; the compiled operator's
+// plan() has the exact ones. Errors found by the check phase (shapes, limits) are thrown.
 template <class... C, class Like>
-std::string explain(const kron_expr<C...>& expr, const Like& like) {
-  return to_string(compile(expr, like).plan());
+plan_description explain_plan(const kron_expr<C...>& expr, const Like& like) {
+  using E = kron_expr<C...>;
+  constexpr std::size_t D = E::rank;
+  if constexpr (detail::has_backend<Like>::value) {
+    using B = backend_traits<Like>;
+    using T = typename B::template value_type<E>;
+    static_assert(detail::check_backend<Like, T, D>());
+    return B::template explain<T, D>(expr.template describe<T>(), like);
+  } else {
+    using T = typename E::value_type;
+    static_assert(!std::is_void_v<T>,
+                  "kronex::explain: with only identity factors the value type is unknown; pass a "
+                  "tensor as `like` instead of a shape");
+    return detail::host_plan<T>::explain(expr.template describe<T>(), detail::to_shape(like));
+  }
 }
 
-// The plan that evaluating this lazy result would run.
+template <class... C, class Like>
+std::string explain(const kron_expr<C...>& expr, const Like& like) {
+  return to_string(explain_plan(expr, like));
+}
+
+namespace detail {
+// The operand a nested lazy result is finally computed from: its backend and shape are those of
+// every result in the chain.
+template <class R>
+const auto& innermost_operand(const R& r) {
+  if constexpr (is_lazy_result<std::decay_t<decltype(r.operand())>>::value) return innermost_operand(r.operand());
+  else return r.operand();
+}
+} // namespace detail
+
+// The plan that evaluating this lazy result would run (check and plan phases only). For a
+// nested result (K.apply(M.solve(b))), the outer plan: its operand has the innermost operand's
+// backend and shape.
 template <class O, class B>
 std::string explain(const lazy_result<O, B>& r) {
-  if constexpr (detail::is_lazy_result<std::decay_t<B>>::value) {
-    // The operand is itself lazy: the plan is compiled for its result's backend and shape.
-    using R = lazy_result<O, B>;
-    using T = typename R::value_type;
-    using compiled = typename R::backend_type::template compiled_type<T, O::rank>;
-    return to_string(compiled(r.op().template describe<T>(), r.op().sizes()).plan());
-  } else {
-    return explain(r.op(), r.operand());
-  }
+  return explain(r.op(), detail::innermost_operand(r));
 }
 
 } // namespace kronex

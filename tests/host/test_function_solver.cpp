@@ -147,11 +147,12 @@ void check_rank(const std::array<std::size_t, D>& shape) {
         // The step that runs the function says so.
         bool found = false;
         for (const auto& st : solver.plan().steps) {
-          if (st.mode != k) continue;
+          if (kronex::step_info(st).mode != k) continue;
           found = true;
-          BOOST_TEST(st.method == "function");
-          BOOST_TEST(std::string(kronex::to_string(st.kind)) == "solve");
-          BOOST_TEST(!st.fused_with_next);
+          BOOST_TEST(std::holds_alternative<kronex::function_step>(st));
+          BOOST_TEST(kronex::step_method(st) == "function");
+          BOOST_TEST(std::string(kronex::to_string(kronex::kind_of(st))) == "solve");
+          BOOST_TEST(!kronex::fused_with_next(st));
         }
         BOOST_TEST(found);
         BOOST_TEST(solver.plan().setup[k].method == "function");
@@ -327,8 +328,13 @@ BOOST_AUTO_TEST_CASE(printed_plan_shows_function) {
   BOOST_TEST(text.find("    1  solve  mode 1  f1 N  function  (6,5,4):(20,4,1)  flops=0  bytes=1.92k\n") !=
                  std::string::npos,
              text);
-  BOOST_TEST(kronex::explain(kronex::kron(A, F, kronex::identity(4)).inverse(), shape) == text);
+  // explain() stops before factoring: the same text, with f0's LU counts as an estimate.
+  std::string estimated = text;
+  const std::string exact = "L nnz=9 U nnz=15 swaps=0";
+  BOOST_REQUIRE(estimated.find(exact) != std::string::npos);
+  estimated.replace(estimated.find(exact), exact.size(), "L nnz=9 U nnz=15 (estimate: no swaps)");
+  BOOST_TEST(kronex::explain(kronex::kron(A, F, kronex::identity(4)).inverse(), shape) == estimated);
   // The function step is not fused with its neighbour (it does not run in panels).
-  BOOST_TEST(!solver.plan().steps[0].fused_with_next);
-  BOOST_TEST(solver.plan().steps[1].flops == 0.0);
+  BOOST_TEST(!kronex::fused_with_next(solver.plan().steps[0]));
+  BOOST_TEST(kronex::step_info(solver.plan().steps[1]).flops == 0.0);
 }

@@ -18,8 +18,8 @@
 
 #include <kronex/backends/host/row_kernels.hpp>
 #include <kronex/lapack/lapack.hpp>
-#include <kronex/plan/lu_factors.hpp>
-#include <kronex/plan/row_program.hpp>
+#include <kronex/backends/host/lu_factors.hpp>
+#include <kronex/backends/host/row_program.hpp>
 
 #include "kronex_test_support.hpp"
 

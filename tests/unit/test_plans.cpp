@@ -25,8 +25,9 @@
 //   factors        = row programs: ops sizeof(row_op<T>) (32 B for real double, 40 B for complex
 //                    double) + 4 B per index (src, row_ptr) + sizeof(T) per coefficient;
 //                    plus sizeof(T) per diagonal entry of a scale step.
-// Also: printing is deterministic, and every way to get a plan (explain(expr, like),
-// explain(lazy result), operator<< and plan() of the compiled operator) gives the same text.
+// Also: printing is deterministic, and every way to get a plan gives the same text: operator<<
+// and plan() of the compiled operator, and explain(expr, like) and explain(lazy result), which
+// stop before factoring and so print the L and U counts as estimates (explained() below).
 #define BOOST_TEST_MODULE plans
 #include <boost/test/unit_test.hpp>
 
@@ -75,6 +76,18 @@ void check_plan(const std::string& got, const std::string& expected) {
   BOOST_TEST(got == expected);  // also catches a missing final newline
 }
 
+// What explain() prints for a plan whose compiled form is `compiled`, when no factor needs a row
+// swap: explain() factors nothing, so the L and U counts are the envelope estimate of an LU
+// without swaps (docs/plans.md), which is then exact, and say so.
+std::string explained(std::string compiled) {
+  BOOST_REQUIRE_MESSAGE(compiled.find(" swaps=") == std::string::npos || compiled.find(" swaps=0") != std::string::npos,
+                        "explained(): a golden with row swaps needs its own explain() golden");
+  const std::string from = " swaps=0\n", to = " (estimate: no swaps)\n";
+  for (std::size_t at = compiled.find(from); at != std::string::npos; at = compiled.find(from, at + to.size()))
+    compiled.replace(at, from.size(), to);
+  return compiled;
+}
+
 // A dense 4x4 factor with 4 on the diagonal and 1 elsewhere: strictly diagonally dominant, so
 // no pivoting; every entry of L and U is nonzero: L nnz = 6, U nnz = 10.
 xt::xtensor<double, 2> dominant_dense() {
@@ -118,7 +131,7 @@ BOOST_AUTO_TEST_CASE(solve_clamped_periodic_dense) {
       "  total  steps=3  flops=2.472k  bytes=3.84k  workspace=2.496kB  factors=1.392kB\n";
   const std::array<std::size_t, 3> shape{6, 5, 4};
   const auto K = kronex::kron(Mx, My, D);
-  check_plan(kronex::explain(K.inverse(), shape), expected);
+  check_plan(kronex::explain(K.inverse(), shape), explained(expected));
   auto solver = kronex::compile(K.inverse(), shape);
   check_plan(printed_operator(solver), expected);
   check_plan(printed(solver.plan()), expected);
@@ -129,9 +142,9 @@ BOOST_AUTO_TEST_CASE(solve_clamped_periodic_dense) {
   BOOST_TEST(solver.plan().workspace_bytes == 2496u);
   BOOST_TEST(solver.plan().factor_bytes == 1392u);
   BOOST_TEST(solver.plan().steps.size() == 3u);
-  BOOST_TEST(!solver.plan().steps[0].fused_with_next);
-  BOOST_TEST(solver.plan().steps[1].fused_with_next);
-  BOOST_TEST(!solver.plan().steps[2].fused_with_next);
+  BOOST_TEST(!kronex::fused_with_next(solver.plan().steps[0]));
+  BOOST_TEST(kronex::fused_with_next(solver.plan().steps[1]));
+  BOOST_TEST(!kronex::fused_with_next(solver.plan().steps[2]));
 }
 
 // The example of docs/plans.md, which claims to print exactly this; verified again here:
@@ -162,8 +175,8 @@ BOOST_AUTO_TEST_CASE(documented_example) {
       "    2  scale  mode 2  f2 N  scale  (80,6,1):(6,1,1)  flops=480  bytes=7.68k\n"
       "  total  steps=3  flops=11.52k  bytes=23.04k  workspace=4.096kB  factors=2.288kB\n";
   auto x = kronex::kron(Mx, My, Dz).solve(b);
-  check_plan(kronex::explain(x), expected);
-  check_plan(kronex::explain(kronex::kron(Mx, My, Dz).inverse(), b), expected);
+  check_plan(kronex::explain(x), explained(expected));
+  check_plan(kronex::explain(kronex::kron(Mx, My, Dz).inverse(), b), explained(expected));
 }
 
 // Transposed solve with pivoting factors (exact binary fractions, so the pivots are certain):
@@ -194,13 +207,25 @@ BOOST_AUTO_TEST_CASE(transpose_solve_with_pivoting) {
       "    0  solve  mode 0  f0 T  lu_subst  (1,4,2):(8,2,1)  flops=40  bytes=128\n"
       "    1  solve  mode 1  f1 T  lu_subst  (4,2,1):(2,1,1)  flops=24  bytes=128\n"
       "  total  steps=2  flops=64  bytes=256  workspace=512B  factors=568B\n";
+  // explain() factors nothing: its counts assume no swaps. f0: the tridiagonal envelope, L 3,
+  // U 4 + 3 = 7; flops 2 ((3+7-4) 2 + 4) = 32; 7 ops (4 U^T rows + 3 L^T rows) 32 + 6 coef 12 =
+  // 296. f1: L 1, U 3 as compiled, but 3 ops (no swap): 96 + 24 = 120. Factors 416.
+  const std::string estimated =
+      "plan inverse(kron(f0,f1)^T) on (4,2):(2,1) [host, double]\n"
+      "  setup\n"
+      "    f0  banded n=4 kl=1 ku=1 clamped  gbtrf kl=1 ku=1  L nnz=3 U nnz=7 (estimate: no swaps)\n"
+      "    f1  dense n=2  getrf  L nnz=1 U nnz=3 (estimate: no swaps)\n"
+      "  steps\n"
+      "    0  solve  mode 0  f0 T  lu_subst  (1,4,2):(8,2,1)  flops=32  bytes=128\n"
+      "    1  solve  mode 1  f1 T  lu_subst  (4,2,1):(2,1,1)  flops=24  bytes=128\n"
+      "  total  steps=2  flops=56  bytes=256  workspace=512B  factors=416B\n";
   const std::array<std::size_t, 2> shape{4, 2};
   const auto K = kronex::kron(B, D);
   // Every spelling of the same operator prints the same plan.
-  check_plan(kronex::explain(K.transpose().inverse(), shape), expected);
-  check_plan(kronex::explain(K.inverse().transpose(), shape), expected);
+  check_plan(kronex::explain(K.transpose().inverse(), shape), estimated);
+  check_plan(kronex::explain(K.inverse().transpose(), shape), estimated);
   const auto b = kronex_test::random_tensor<double>(shape);
-  check_plan(kronex::explain(K.transpose().solve(b)), expected);
+  check_plan(kronex::explain(K.transpose().solve(b)), estimated);
   // Folding: a double transpose is no transpose at all.
   const std::string twice = kronex::explain(K.transpose().transpose().inverse(), shape);
   BOOST_TEST(twice.rfind("plan inverse(kron(f0,f1)) on (4,2):(2,1) [host, double]\n", 0) == 0u);
@@ -230,9 +255,9 @@ BOOST_AUTO_TEST_CASE(adjoint_complex_solve) {
       "    1  solve  mode 1  f1 C  lu_subst  (6,5,1):(5,1,1)  flops=852  bytes=960\n"
       "  total  steps=2  flops=1.752k  bytes=1.92k  workspace=768B  factors=1.44kB\n";
   const auto K = kronex::kron(Mx, My);
-  check_plan(kronex::explain(K.adjoint().inverse(), std::array<std::size_t, 2>{6, 5}), expected);
+  check_plan(kronex::explain(K.adjoint().inverse(), std::array<std::size_t, 2>{6, 5}), explained(expected));
   const auto b = kronex_test::random_tensor<C>(std::array<std::size_t, 2>{6, 5});
-  check_plan(kronex::explain(K.adjoint().solve(b)), expected);
+  check_plan(kronex::explain(K.adjoint().solve(b)), explained(expected));
   check_plan(printed_operator(kronex::compile(K.adjoint().inverse(), b)), expected);
 }
 
@@ -264,13 +289,25 @@ BOOST_AUTO_TEST_CASE(conjugate_complex_solve) {
       "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960\n"
       "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960\n"
       "  total  steps=3  flops=4.344k  bytes=3.84k  workspace=2.496kB  factors=1.64kB\n";
+  // explain() assumes no swaps: f0 has 3 ops instead of 4, 40 B less: factors 1600.
+  const std::string estimated =
+      "plan inverse(conj(kron(f0,f1,f2))) on (2,6,5):(30,5,1) [host, complex<double>]\n"
+      "  setup\n"
+      "    f0  dense n=2  getrf  L nnz=1 U nnz=3 (estimate: no swaps)\n"
+      "    f1  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 (estimate: no swaps)\n"
+      "    f2  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 (estimate: no swaps)\n"
+      "  steps\n"
+      "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k\n"
+      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960\n"
+      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960\n"
+      "  total  steps=3  flops=4.344k  bytes=3.84k  workspace=2.496kB  factors=1.6kB\n";
   const std::array<std::size_t, 3> shape{2, 6, 5};
   const auto K = kronex::kron(D, Mx, My);
-  check_plan(kronex::explain(K.transpose().adjoint().inverse(), shape), expected);
-  check_plan(kronex::explain(K.adjoint().transpose().inverse(), shape), expected);
-  check_plan(kronex::explain(K.inverse().transpose().adjoint(), shape), expected);
+  check_plan(kronex::explain(K.transpose().adjoint().inverse(), shape), estimated);
+  check_plan(kronex::explain(K.adjoint().transpose().inverse(), shape), estimated);
+  check_plan(kronex::explain(K.inverse().transpose().adjoint(), shape), estimated);
   const auto b = kronex_test::random_tensor<C>(shape);
-  check_plan(kronex::explain(K.transpose().adjoint().solve(b)), expected);
+  check_plan(kronex::explain(K.transpose().adjoint().solve(b)), estimated);
   check_plan(printed_operator(kronex::compile(K.transpose().adjoint().inverse(), b)), expected);
   // The apply prints the same letter.
   const std::string applied = kronex::explain(K.transpose().adjoint(), shape);
@@ -303,7 +340,7 @@ BOOST_AUTO_TEST_CASE(conjugate_complex_matches_reference) {
   }
   const std::array<std::size_t, 3> shape{3, 6, 5};
   const auto K = kronex::kron(D, B, P);
-  BOOST_TEST(kronex::compile(K.transpose().adjoint().inverse(), shape).plan().steps[1].fused_with_next);
+  BOOST_TEST(kronex::fused_with_next(kronex::compile(K.transpose().adjoint().inverse(), shape).plan().steps[1]));
   const auto b = kronex_test::random_tensor<C>(shape);
   const xt::xtensor<C, 3> x = K.transpose().adjoint().solve(b);
   const auto expected = kronex::reference::solve(K.transpose().adjoint(), b);
@@ -342,9 +379,9 @@ BOOST_AUTO_TEST_CASE(apply_clamped_periodic_dense) {
       "    2  apply  mode 2  f2 N  dense_matvec  (30,4,1):(4,1,1)  flops=960  bytes=960\n"
       "  total  steps=3  flops=2.64k  bytes=3.84k  workspace=4.032kB  factors=732B\n";
   const std::array<std::size_t, 3> shape{6, 5, 4};
-  check_plan(kronex::explain(kronex::kron(Mx, My, D), shape), expected);
+  check_plan(kronex::explain(kronex::kron(Mx, My, D), shape), explained(expected));
   const auto b = kronex_test::random_tensor<double>(shape);
-  check_plan(kronex::explain(kronex::kron(Mx, My, D).apply(b)), expected);
+  check_plan(kronex::explain(kronex::kron(Mx, My, D).apply(b)), explained(expected));
 }
 
 // The apply example of docs/plans.md: identity skipped (steps start at mode 1), transposed.
@@ -367,8 +404,7 @@ BOOST_AUTO_TEST_CASE(documented_apply_example) {
       "    0  apply  mode 1  f1 T  dense_matvec  fused with 1  (5,3,8):(24,8,1)  flops=560  bytes=960\n"
       "    1  apply  mode 2  f2 T  band_matvec  (15,8,1):(8,1,1)  flops=1.32k  bytes=960\n"
       "  total  steps=2  flops=1.88k  bytes=1.92k  workspace=3.264kB  factors=664B\n";
-  check_plan(kronex::explain(kronex::kron(kronex::identity(5), A, Mx).transpose(), std::vector<std::size_t>{5, 3, 8}),
-             expected);
+  check_plan(kronex::explain(kronex::kron(kronex::identity(5), A, Mx).transpose(), std::vector<std::size_t>{5, 3, 8}), explained(expected));
 }
 
 // A fused pair in a 4D solve, shape (2,6,5,4), N = 240: f0 = [[1,2],[2,1]] (L nnz 1, U nnz 3,
@@ -401,9 +437,23 @@ BOOST_AUTO_TEST_CASE(fused_pair_4d) {
       "    2  solve  mode 2  f2 N  lu_subst  (12,5,4):(20,4,1)  flops=1.584k  bytes=1.92k\n"
       "    3  solve  mode 3  f3 N  lu_subst  (60,4,1):(4,1,1)  flops=1.68k  bytes=3.84k\n"
       "  total  steps=4  flops=5.664k  bytes=11.52k  workspace=4.224kB  factors=1.544kB\n";
+  // explain() assumes no swaps: f0 has 3 ops instead of 4, 32 B less: factors 1512.
+  const std::string estimated =
+      "plan inverse(kron(f0,f1,f2,f3)) on (2,6,5,4):(120,20,4,1) [host, double]\n"
+      "  setup\n"
+      "    f0  dense n=2  getrf  L nnz=1 U nnz=3 (estimate: no swaps)\n"
+      "    f1  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 (estimate: no swaps)\n"
+      "    f2  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 (estimate: no swaps)\n"
+      "    f3  dense n=4  getrf  L nnz=6 U nnz=10 (estimate: no swaps)\n"
+      "  steps\n"
+      "    0  solve  mode 0  f0 N  lu_subst  (1,2,120):(240,120,1)  flops=720  bytes=3.84k\n"
+      "    1  solve  mode 1  f1 N  lu_subst  fused with 2  (2,6,20):(120,20,1)  flops=1.68k  bytes=1.92k\n"
+      "    2  solve  mode 2  f2 N  lu_subst  (12,5,4):(20,4,1)  flops=1.584k  bytes=1.92k\n"
+      "    3  solve  mode 3  f3 N  lu_subst  (60,4,1):(4,1,1)  flops=1.68k  bytes=3.84k\n"
+      "  total  steps=4  flops=5.664k  bytes=11.52k  workspace=4.224kB  factors=1.512kB\n";
   const std::array<std::size_t, 4> shape{2, 6, 5, 4};
   const auto K = kronex::kron(P, Mx, My, D);
-  check_plan(kronex::explain(K.inverse(), shape), expected);
+  check_plan(kronex::explain(K.inverse(), shape), estimated);
   auto solver = kronex::compile(K.inverse(), shape);
   check_plan(printed_operator(solver), expected);
   BOOST_TEST(solver.plan().flops() == 5664.0);
@@ -433,8 +483,8 @@ BOOST_AUTO_TEST_CASE(fused_pairs_match_reference) {
     const auto K = kronex::kron(P, Mx, My, Mz);
     auto solver = kronex::compile(K.inverse(), shape);
     auto op = kronex::compile(K, shape);
-    BOOST_TEST(solver.plan().steps[1].fused_with_next);
-    BOOST_TEST(op.plan().steps[1].fused_with_next);
+    BOOST_TEST(kronex::fused_with_next(solver.plan().steps[1]));
+    BOOST_TEST(kronex::fused_with_next(op.plan().steps[1]));
     const auto b = kronex_test::random_tensor<T>(shape);
     BOOST_TEST(kronex_test::rel_error(solver(b), kronex::reference::solve(K, b)) < 1e-12);
     BOOST_TEST(kronex_test::rel_error(op(b), kronex::reference::apply(K, b)) < 1e-12);
@@ -461,7 +511,7 @@ BOOST_AUTO_TEST_CASE(fusion_rules) {
   const auto L257 = kronex::gallery::laplacian<double>(257);
   auto fused = [](const kronex::plan_description& p) {
     std::vector<bool> f;
-    for (const auto& st : p.steps) f.push_back(st.fused_with_next);
+    for (const auto& st : p.steps) f.push_back(kronex::fused_with_next(st));
     return f;
   };
   using flags = std::vector<bool>;
@@ -482,7 +532,7 @@ BOOST_AUTO_TEST_CASE(fusion_rules) {
   {
     auto s = kronex::compile(kronex::kron(P, M, kronex::identity(3), D).inverse(), std::array<std::size_t, 4>{2, 6, 3, 4});
     BOOST_TEST((fused(s.plan()) == flags{false, false, false}));
-    BOOST_TEST(s.plan().steps[2].mode == 3u);
+    BOOST_TEST(kronex::step_info(s.plan().steps[2]).mode == 3u);
   }
   {
     auto s = kronex::compile(kronex::kron(kronex::identity(1), M, D).inverse(), std::array<std::size_t, 3>{1, 6, 4});
@@ -504,8 +554,7 @@ BOOST_AUTO_TEST_CASE(identity_and_diagonal) {
   const auto d = kronex::diagonal(std::vector<double>{1, 2, 3, 4});
   const std::array<std::size_t, 3> shape{3, 6, 4};
   const auto K = kronex::kron(kronex::identity(3), M, d);
-  check_plan(kronex::explain(K.inverse(), shape),
-             "plan inverse(kron(f0,f1,f2)) on (3,6,4):(24,4,1) [host, double]\n"
+  check_plan(kronex::explain(K.inverse(), shape), explained("plan inverse(kron(f0,f1,f2)) on (3,6,4):(24,4,1) [host, double]\n"
              "  setup\n"
              "    f0  identity n=3  skipped\n"
              "    f1  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0\n"
@@ -513,9 +562,8 @@ BOOST_AUTO_TEST_CASE(identity_and_diagonal) {
              "  steps\n"
              "    0  solve  mode 1  f1 N  lu_subst  (3,6,4):(24,4,1)  flops=504  bytes=1.152k\n"
              "    1  scale  mode 2  f2 N  scale  (18,4,1):(4,1,1)  flops=72  bytes=1.152k\n"
-             "  total  steps=2  flops=576  bytes=2.304k  workspace=768B  factors=600B\n");
-  check_plan(kronex::explain(K, shape),
-             "plan kron(f0,f1,f2) on (3,6,4):(24,4,1) [host, double]\n"
+             "  total  steps=2  flops=576  bytes=2.304k  workspace=768B  factors=600B\n"));
+  check_plan(kronex::explain(K, shape), explained("plan kron(f0,f1,f2) on (3,6,4):(24,4,1) [host, double]\n"
              "  setup\n"
              "    f0  identity n=3  skipped\n"
              "    f1  banded n=6 kl=2 ku=2 clamped  matvec  nnz=24\n"
@@ -523,7 +571,7 @@ BOOST_AUTO_TEST_CASE(identity_and_diagonal) {
              "  steps\n"
              "    0  apply  mode 1  f1 N  band_matvec  (3,6,4):(24,4,1)  flops=576  bytes=1.152k\n"
              "    1  scale  mode 2  f2 N  scale  (18,4,1):(4,1,1)  flops=72  bytes=1.152k\n"
-             "  total  steps=2  flops=648  bytes=2.304k  workspace=1.536kB  factors=348B\n");
+             "  total  steps=2  flops=648  bytes=2.304k  workspace=1.536kB  factors=348B\n"));
 }
 
 // Only identities: one copy step over the whole tensor, no mode/factor/letter; the value type
@@ -540,24 +588,23 @@ BOOST_AUTO_TEST_CASE(all_identity_copy) {
       "    0  copy  memcpy  (1,12,1):(12,1,1)  flops=0  bytes=96\n"
       "  total  steps=1  flops=0  bytes=96  workspace=0B  factors=0B\n";
   const auto K = kronex::kron(kronex::identity(4), kronex::identity(3));
-  check_plan(kronex::explain(K, b), expected);
+  check_plan(kronex::explain(K, b), explained(expected));
   // The inverse of the identity is a copy too.
   std::string inv = expected;
   inv.replace(inv.find("kron(f0,f1)"), 11, "inverse(kron(f0,f1))");
-  check_plan(kronex::explain(K.inverse(), b), inv);
+  check_plan(kronex::explain(K.inverse(), b), explained(inv));
 }
 
 // Rank 1: the shape prints as "(n,)". N = 6: bytes 96, flops 1 ((9+15-6) 2 + 6) = 42;
 // workspace: 1 line, S = 1: 6 16 8 = 768.
 BOOST_AUTO_TEST_CASE(rank_one) {
   const auto M = kronex::gallery::bspline_mass<double>(6, 2);
-  check_plan(kronex::explain(kronex::kron(M).inverse(), std::array<std::size_t, 1>{6}),
-             "plan inverse(kron(f0)) on (6,):(1,) [host, double]\n"
+  check_plan(kronex::explain(kronex::kron(M).inverse(), std::array<std::size_t, 1>{6}), explained("plan inverse(kron(f0)) on (6,):(1,) [host, double]\n"
              "  setup\n"
              "    f0  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0\n"
              "  steps\n"
              "    0  solve  mode 0  f0 N  lu_subst  (1,6,1):(6,1,1)  flops=42  bytes=96\n"
-             "  total  steps=1  flops=42  bytes=96  workspace=768B  factors=568B\n");
+             "  total  steps=1  flops=42  bytes=96  workspace=768B  factors=568B\n"));
 }
 
 // Printing is deterministic: compiling the same expression twice, or from equal copies of the
@@ -567,10 +614,10 @@ BOOST_AUTO_TEST_CASE(deterministic) {
   const auto My = kronex::gallery::bspline_mass<double>(9, 2, boundary::periodic);
   const auto Mx2 = Mx;
   const std::array<std::size_t, 2> shape{12, 9};
-  const std::string first = kronex::explain(kronex::kron(Mx, My).inverse(), shape);
+  const std::string first = printed_operator(kronex::compile(kronex::kron(Mx, My).inverse(), shape));
   for (int rep = 0; rep < 3; ++rep) {
-    BOOST_TEST(kronex::explain(kronex::kron(Mx, My).inverse(), shape) == first);
-    BOOST_TEST(kronex::explain(kronex::kron(Mx2, My).inverse(), shape) == first);
+    BOOST_TEST(kronex::explain(kronex::kron(Mx, My).inverse(), shape) == explained(first));
+    BOOST_TEST(kronex::explain(kronex::kron(Mx2, My).inverse(), shape) == explained(first));
     auto a = kronex::compile(kronex::kron(Mx, My).inverse(), shape);
     auto b = kronex::compile(kronex::kron(Mx, My).inverse(), shape);
     BOOST_TEST(printed_operator(a) == first);
@@ -592,16 +639,16 @@ BOOST_AUTO_TEST_CASE(explain_lazy_matches_compiled) {
   const auto d = kronex::diagonal(std::vector<double>{1, 2, 3});
   const auto K = kronex::kron(Mx, My, d);
   const auto b = kronex_test::random_tensor<double>(std::array<std::size_t, 3>{7, 5, 3});
-  BOOST_TEST(kronex::explain(K.solve(b)) == printed_operator(kronex::compile(K.inverse(), b)));
-  BOOST_TEST(kronex::explain(K.apply(b)) == printed_operator(kronex::compile(K, b)));
-  BOOST_TEST(kronex::explain(K.transpose().solve(b)) == printed_operator(kronex::compile(K.transpose().inverse(), b)));
+  BOOST_TEST(kronex::explain(K.solve(b)) == explained(printed_operator(kronex::compile(K.inverse(), b))));
+  BOOST_TEST(kronex::explain(K.apply(b)) == explained(printed_operator(kronex::compile(K, b))));
+  BOOST_TEST(kronex::explain(K.transpose().solve(b)) == explained(printed_operator(kronex::compile(K.transpose().inverse(), b))));
   BOOST_TEST(kronex::explain(K.solve(b)) == kronex::explain(K.inverse(), std::vector<std::size_t>{7, 5, 3}));
   // Nested: solve(apply(b)) explains the outer solve.
-  BOOST_TEST(kronex::explain(K.solve(K.apply(b))) == printed_operator(kronex::compile(K.inverse(), b)));
+  BOOST_TEST(kronex::explain(K.solve(K.apply(b))) == explained(printed_operator(kronex::compile(K.inverse(), b))));
   // A strided view operand: same shape, same plan (the plan is for a C-order tensor).
   const auto big = kronex_test::random_tensor<double>(std::array<std::size_t, 3>{7, 10, 3});
   const auto v = xt::view(big, xt::all(), xt::range(0, 10, 2), xt::all());
-  BOOST_TEST(kronex::explain(K.solve(v)) == printed_operator(kronex::compile(K.inverse(), b)));
+  BOOST_TEST(kronex::explain(K.solve(v)) == explained(printed_operator(kronex::compile(K.inverse(), b))));
   // A float expression prints float (value types are not mixed up between instantiations).
   const auto Mf = kronex::gallery::bspline_mass<float>(7, 3);
   const auto bf = kronex_test::random_tensor<float>(std::array<std::size_t, 1>{7});

@@ -26,6 +26,13 @@ public:
   using error::error;
 };
 
+// A plan that exceeds one of kronex's size limits, found by the check phase (before anything is
+// allocated): the message names the limit, the size needed and the mode.
+class size_limit_exceeded : public error {
+public:
+  using error::error;
+};
+
 // A factor whose LU factorization hit an exactly zero pivot. `mode()` is the tensor mode the
 // factor acts on and `info()` is LAPACK's info (the 1-based index of the zero pivot).
 class singular_factor : public error {

@@ -36,10 +36,15 @@ struct plan_description {
   std::size_t setup_transfers = 0;
   std::size_t setup_transfer_bytes = 0;
 
-  double flops() const { double s = 0; for (auto& st : steps) s += st.flops; return s; }
-  double bytes() const { double s = 0; for (auto& st : steps) s += st.bytes; return s; }
-  std::size_t run_transfers() const { std::size_t s = 0; for (auto& st : steps) s += st.transfers; return s; }
-  double run_transfer_bytes() const { double s = 0; for (auto& st : steps) s += st.transfer_bytes; return s; }
+  // True once the plan is instantiated (factored, allocated, uploaded): what a compiled operator
+  // holds. An explained plan (check and plan phases only) has estimates where the numbers depend
+  // on the factorization: see docs/plans.md.
+  bool instantiated = false;
+
+  double flops() const { double s = 0; for (auto& st : steps) s += step_info(st).flops; return s; }
+  double bytes() const { double s = 0; for (auto& st : steps) s += step_info(st).bytes; return s; }
+  std::size_t run_transfers() const { std::size_t s = 0; for (auto& st : steps) s += step_transfers(st); return s; }
+  double run_transfer_bytes() const { double s = 0; for (auto& st : steps) s += step_transfer_bytes(st); return s; }
 };
 
 namespace detail {
@@ -68,21 +73,22 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
   }
   os << "  steps\n";
   for (std::size_t s = 0; s < p.steps.size(); ++s) {
-    const auto& st = p.steps[s];
-    os << "    " << s << "  " << to_string(st.kind);
-    if (st.kind == step_kind::exchange) {
-      os << "  " << st.method << "  " << st.comm << "  messages=" << st.messages
-         << "  bytes/rank=" << detail::format_count(st.message_bytes) << "  local "
-         << detail::format_layout(st.view, st.view_strides);
-      if (st.transfers) os << "  transfers=" << st.transfers << " (" << detail::format_count(st.transfer_bytes) << "B)";
-      os << "\n";
-      continue;
+    const step& st = p.steps[s];
+    const step_base& b = step_info(st);
+    const step_kind k = kind_of(st);
+    os << "    " << s << "  " << to_string(k);
+    if (const auto* e = std::get_if<exchange_step>(&st)) {
+      os << "  " << step_method(st) << "  " << e->comm << "  messages=" << e->messages
+         << "  bytes/rank=" << detail::format_count(e->message_bytes) << "  local "
+         << detail::format_layout(b.view, b.view_strides);
+    } else {
+      if (k != step_kind::copy) os << "  mode " << b.mode << "  f" << b.factor << ' ' << trans_letter(b.trans);
+      os << "  " << step_method(st) << (fused_with_next(st) ? "  fused with " + std::to_string(s + 1) : std::string())
+         << "  " << detail::format_layout(b.view, b.view_strides) << "  flops=" << detail::format_count(b.flops)
+         << "  bytes=" << detail::format_count(b.bytes);
     }
-    if (st.kind != step_kind::copy) os << "  mode " << st.mode << "  f" << st.factor << ' ' << trans_letter(st.trans);
-    os << "  " << st.method << (st.fused_with_next ? "  fused with " + std::to_string(s + 1) : std::string())
-       << "  " << detail::format_layout(st.view, st.view_strides)
-       << "  flops=" << detail::format_count(st.flops) << "  bytes=" << detail::format_count(st.bytes);
-    if (st.transfers) os << "  transfers=" << st.transfers << " (" << detail::format_count(st.transfer_bytes) << "B)";
+    if (step_transfers(st))
+      os << "  transfers=" << step_transfers(st) << " (" << detail::format_count(step_transfer_bytes(st)) << "B)";
     os << "\n";
   }
   os << "  total  steps=" << p.steps.size() << "  flops=" << detail::format_count(p.flops())

@@ -17,8 +17,11 @@
 
 namespace kronex::detail {
 
+// What the schedule asks of one mode, before a backend picks how (its step kind).
+enum class task_kind { copy, scale, solve, apply };
+
 struct mode_task {
-  step_kind kind;
+  task_kind kind;
   std::size_t mode;
 };
 
@@ -28,9 +31,9 @@ std::vector<mode_task> schedule(const operator_desc<T>& d) {
   for (std::size_t k = 0; k < d.factors.size(); ++k) {
     switch (d.factors[k].kind) {
       case factor_kind::identity: break;
-      case factor_kind::diagonal: tasks.push_back({step_kind::scale, k}); break;
+      case factor_kind::diagonal: tasks.push_back({task_kind::scale, k}); break;
       case factor_kind::banded:
-      case factor_kind::dense: tasks.push_back({d.inverse ? step_kind::solve : step_kind::apply, k}); break;
+      case factor_kind::dense: tasks.push_back({d.inverse ? task_kind::solve : task_kind::apply, k}); break;
       case factor_kind::function:
         if (!d.inverse)
           throw invalid_factor(message("kronex: factor f", k, " (", d.factors[k].describe(),
@@ -39,11 +42,11 @@ std::vector<mode_task> schedule(const operator_desc<T>& d) {
           throw invalid_factor(message("kronex: factor f", k, " (", d.factors[k].describe(), ") cannot be used ",
                                        trans_letter(d.trans) == 'R' ? "conjugated" : "transposed",
                                        ": it provides only the solve with A"));
-        tasks.push_back({step_kind::solve, k});
+        tasks.push_back({task_kind::solve, k});
         break;
     }
   }
-  if (tasks.empty()) tasks.push_back({step_kind::copy, 0});
+  if (tasks.empty()) tasks.push_back({task_kind::copy, 0});
   return tasks;
 }
 
@@ -61,17 +64,17 @@ inline std::pair<shape_t, shape_t> mode_view(const shape_t& shape, std::size_t k
   return {shape_t{L, n, R}, shape_t{n * R, R, 1}};
 }
 
-// The backend-neutral part of a task's step record: kind, mode, factor, op, the view, and the
-// traffic of reading and writing the tensor once. A copy step sees the tensor as one line.
-// Backends fill in the method and costs.
-inline step make_step(const mode_task& t, op trans, const shape_t& shape, std::size_t value_bytes) {
-  step st;
-  st.kind = t.kind;
+// A step of kind K for a task, with the backend-neutral fields filled: mode, factor, op, the
+// view, and the traffic of reading and writing the tensor once. A copy step sees the tensor as
+// one line. Backends fill in the costs and their kind's own fields.
+template <class K>
+K make_step(const mode_task& t, op trans, const shape_t& shape, std::size_t value_bytes) {
+  K st;
   st.mode = t.mode;
-  st.factor = t.kind == step_kind::copy ? -1 : long(t.mode);
+  st.factor = t.kind == task_kind::copy ? -1 : long(t.mode);
   st.trans = trans;
   const std::size_t size = product(shape);
-  if (t.kind == step_kind::copy) {
+  if (t.kind == task_kind::copy) {
     st.view = shape_t{1, size, 1};
     st.view_strides = shape_t{size, 1, 1};
   } else {

@@ -1,20 +1,25 @@
 #pragma once
-// The closed set of step kinds a plan is made of, and the printable record of one step.
-// Backends execute steps by kind (a switch without default: a kind a backend forgets to handle is
-// a compiler warning, made an error in kronex's own build); they differ in how, not in what.
+// The closed set of step kinds a plan is made of. Each kind is a type holding only its own
+// fields (on top of step_base, what every step has); `step` is their variant. A backend keeps its
+// executable steps in a variant of the kinds it runs (host_step, device_step) and dispatches with
+// std::visit over an overload set, so forgetting a kind is a compile error, and nothing
+// dispatches on printed text. Printing is one visitor (plan.hpp).
 #include <cstddef>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 #include "../core/op.hpp"
 #include "../core/shape.hpp"
 
 namespace kronex {
 
+// What a step does, as printed in the plan's first column.
 enum class step_kind {
-  copy,   // x = b, when every factor is skipped (identity) and x is not b
-  scale,  // a diagonal factor: multiply each hyperplane along the mode by d_i (or 1/d_i)
-  solve,  // a 1D solve along the mode for every line of the tensor
-  apply,  // a 1D matrix-vector product along the mode for every line of the tensor
+  copy,      // x = b, when every factor is skipped (identity) and x is not b
+  scale,     // a diagonal factor: multiply each hyperplane along the mode by d_i (or 1/d_i)
+  solve,     // a 1D solve along the mode for every line of the tensor
+  apply,     // a 1D matrix-vector product along the mode for every line of the tensor
   exchange,  // distributed plans: an all-to-all that changes which axes are split across ranks
 };
 
@@ -29,26 +34,160 @@ inline const char* to_string(step_kind k) {
   return "?";
 }
 
-struct step {
-  step_kind kind = step_kind::copy;
+// What every step has: where it acts, and its costs.
+struct step_base {
   std::size_t mode = 0;
-  long factor = -1;         // index of the factor (== mode) or -1 for copy
+  long factor = -1;         // index of the factor (== mode) or -1 for copy and exchange steps
   op trans = op::none;
-  std::string method;       // e.g. lu_subst, band_matvec, scale, memcpy
   shape_t view;             // the tensor as this step sees it: (lines before, n, lines after)
   shape_t view_strides;
   double flops = 0;         // real floating-point operations (complex multiply-add = 8)
   double bytes = 0;         // main-memory traffic estimate: read + write of the tensor
+  long phase = -1;          // distributed plans: the phase whose local plan runs it (-1: none)
+};
+
+// x = b. On the host a memcpy, on the device a device-to-device copy.
+struct copy_step : step_base {
+  bool on_device = false;
+};
+
+// A diagonal factor: each hyperplane along the mode times s_i.
+struct scale_step : step_base {};
+
+// Host: a banded or dense factor's LU, run as a row program (substitution) in panels.
+struct lu_subst_step : step_base {
   // Runs slab by slab together with the next step (adjacent modes whose slab fits in cache):
   // this step reads the tensor, the next one writes it, and the slab between stays in cache.
   bool fused_with_next = false;
-  // Host<->device copies this step makes each run (device plans: a stage_through_host step).
-  std::size_t transfers = 0;
-  double transfer_bytes = 0;
-  // Exchange steps: the communicator, and the most messages and bytes any rank sends.
-  std::string comm;
-  std::size_t messages = 0;
-  double message_bytes = 0;
 };
+
+// Host: y = op(A) x along the mode, A's entries as a row program, in panels.
+struct matvec_step : step_base {
+  bool dense = false;  // dense factor (dense_matvec) or band (band_matvec)
+  bool fused_with_next = false;
+};
+
+// Host: a function_solver factor: the user's function on gathered contiguous lines.
+struct function_step : step_base {};
+
+// Device: one GEMM (or a strided batch of them) with the factor's dense matrix, op(A)^{-1} for a
+// solve, op(A) for an apply.
+struct gemm_step : step_base {
+  enum class layout {
+    last,     // the mode is the last one: lines are contiguous, gemm(N,N)
+    first,    // the mode is the first one: gemm(N,T)
+    batched,  // a middle mode: gemm_strided_batched(N,T) over the lines before it
+  };
+  layout how = layout::last;
+  bool solve = true;
+};
+
+// Device: a mode that runs on the host (a function_solver factor): download, host plan of this
+// mode alone, upload. Transfers are per run.
+struct staged_step : step_base {
+  std::size_t transfers = 2;
+  double transfer_bytes = 0;
+};
+
+// Distributed: an exchange that moves the tensor to the next phase's layout.
+struct exchange_step : step_base {
+  enum class method { local_copy, alltoall, alltoallv, allgatherv };
+  method how = method::local_copy;
+  std::string memory;       // where MPI reads and writes on device ranks, e.g. " (device memory)"
+  std::string comm;         // the sub-communicator, e.g. "grid dims {0} (2 ranks)"
+  std::size_t messages = 0;     // the most messages any rank sends
+  double message_bytes = 0;     // the most bytes any rank sends
+  std::size_t transfers = 0;    // staged device exchanges: this rank's host<->device copies
+  double transfer_bytes = 0;
+};
+
+using step = std::variant<copy_step, scale_step, lu_subst_step, matvec_step, function_step, gemm_step, staged_step,
+                          exchange_step>;
+
+// std::visit with a set of lambdas: visit(overloaded{[](const a&) {...}, [](const b&) {...}}, v).
+template <class... F>
+struct overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+overloaded(F...) -> overloaded<F...>;
+
+// The fields every step has, of a step or of a backend's own variant of step kinds.
+template <class... K>
+const step_base& step_info(const std::variant<K...>& s) {
+  return std::visit([](const auto& k) -> const step_base& { return k; }, s);
+}
+template <class... K>
+step_base& step_info(std::variant<K...>& s) {
+  return std::visit([](auto& k) -> step_base& { return k; }, s);
+}
+
+inline step_kind kind_of(const step& s) {
+  return std::visit(overloaded{[](const copy_step&) { return step_kind::copy; },
+                               [](const scale_step&) { return step_kind::scale; },
+                               [](const lu_subst_step&) { return step_kind::solve; },
+                               [](const matvec_step&) { return step_kind::apply; },
+                               [](const function_step&) { return step_kind::solve; },
+                               [](const gemm_step& g) { return g.solve ? step_kind::solve : step_kind::apply; },
+                               [](const staged_step&) { return step_kind::solve; },
+                               [](const exchange_step&) { return step_kind::exchange; }},
+                    s);
+}
+
+inline const char* to_string(exchange_step::method m) {
+  switch (m) {
+    case exchange_step::method::local_copy: return "local_copy";
+    case exchange_step::method::alltoall: return "alltoall";
+    case exchange_step::method::alltoallv: return "alltoallv";
+    case exchange_step::method::allgatherv: return "allgatherv";
+  }
+  return "?";
+}
+
+// The method as printed: lu_subst, band_matvec, gemm, alltoallv (device memory), ...; a step of a
+// distributed plan's local work ends with " (phase i)".
+inline std::string step_method(const step& s) {
+  std::string m = std::visit(
+      overloaded{[](const copy_step& c) -> std::string { return c.on_device ? "copy" : "memcpy"; },
+                 [](const scale_step&) -> std::string { return "scale"; },
+                 [](const lu_subst_step&) -> std::string { return "lu_subst"; },
+                 [](const matvec_step& m) -> std::string { return m.dense ? "dense_matvec" : "band_matvec"; },
+                 [](const function_step&) -> std::string { return "function"; },
+                 [](const gemm_step& g) -> std::string {
+                   return g.how == gemm_step::layout::batched ? "gemm_strided_batched" : "gemm";
+                 },
+                 [](const staged_step&) -> std::string { return "stage_through_host"; },
+                 [](const exchange_step& e) -> std::string { return to_string(e.how) + e.memory; }},
+      s);
+  const long phase = step_info(s).phase;
+  return phase >= 0 && kind_of(s) != step_kind::exchange ? m + " (phase " + std::to_string(phase) + ")" : m;
+}
+
+inline bool fused_with_next(const step& s) {
+  return std::visit(overloaded{[](const lu_subst_step& k) { return k.fused_with_next; },
+                               [](const matvec_step& k) { return k.fused_with_next; },
+                               [](const auto&) { return false; }},
+                    s);
+}
+
+// Host<->device copies the step makes each run (staged steps, staged exchanges).
+inline std::size_t step_transfers(const step& s) {
+  return std::visit(overloaded{[](const staged_step& k) { return k.transfers; },
+                               [](const exchange_step& k) { return k.transfers; },
+                               [](const auto&) { return std::size_t(0); }},
+                    s);
+}
+inline double step_transfer_bytes(const step& s) {
+  return std::visit(overloaded{[](const staged_step& k) { return k.transfer_bytes; },
+                               [](const exchange_step& k) { return k.transfer_bytes; },
+                               [](const auto&) { return 0.0; }},
+                    s);
+}
+
+// Widens a backend's own step variant (a subset of the kinds) to a step.
+template <class... K>
+step to_step(const std::variant<K...>& v) {
+  return std::visit([](const auto& k) { return step(k); }, v);
+}
 
 } // namespace kronex

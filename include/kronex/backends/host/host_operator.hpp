@@ -10,6 +10,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "../../expr/lazy_result.hpp"
+#include "../backend.hpp"
 #include "host_plan.hpp"
 
 namespace kronex {
@@ -27,20 +28,23 @@ inline constexpr bool rank_matches = static_rank<E>::value == 0 || static_rank<E
 } // namespace detail
 
 template <class T, std::size_t D>
-class host_operator {
+class host_operator : public detail::compiled_operator<detail::host_plan<T>> {
+  using base = detail::compiled_operator<detail::host_plan<T>>;
+
 public:
   using value_type = T;
   static constexpr std::size_t rank = D;
   using tensor_type = xt::xtensor<T, D>;
 
-  host_operator(const operator_desc<T>& d, const shape_t& shape) : m_plan(d, shape) {}
+  // Check, plan and instantiate for operands of this shape.
+  host_operator(const operator_desc<T>& d, const shape_t& shape) : base(d, shape) {}
 
   // x = K(b) (or K^{-1} b for an inverse). x must already have b's shape; x may be b itself.
   // No allocation, no factorization.
   void operator()(const tensor_type& b, tensor_type& x) {
     check(b, "input");
     check(x, "output");
-    m_plan.run(b.data(), x.data());
+    this->m_plan.run(b.data(), x.data());
   }
 
   // Convenience form that allocates the result. Any xtensor expression is accepted: a non
@@ -52,43 +56,30 @@ public:
     static_assert(detail::rank_matches<E, D>,
                   "kronex: the operand's rank must equal the number of factors");
     const E& e = b.derived_cast();
+    check(e, "input");  // before any copy: a wrong rank would be reshaped (reading garbage) by it
     if constexpr (std::is_same_v<E, tensor_type>) {
-      check(e, "input");
       tensor_type x = tensor_type::from_shape(e.shape());
-      m_plan.run(e.data(), x.data());
+      this->m_plan.run(e.data(), x.data());
       return x;
     } else {
-      check(e, "input");  // before the copy: a wrong rank would be reshaped (reading garbage) by it
       tensor_type x = e;  // evaluates views and other layouts into C order
-      m_plan.run(x.data(), x.data());
+      this->m_plan.run(x.data(), x.data());
       return x;
     }
   }
 
-  // Raw form for application buffers: C-order arrays of shape(); x may equal b.
-  void run(const T* b, T* x) { m_plan.run(b, x); }
-
-  const plan_description& plan() const noexcept { return m_plan.description(); }
-  const shape_t& shape() const noexcept { return m_plan.shape(); }
-
-  friend std::ostream& operator<<(std::ostream& os, const host_operator& h) { return os << h.plan(); }
-
 private:
   template <class X>
   void check(const X& t, const char* what) const {
-    detail::check_shape(shape_t(t.shape().begin(), t.shape().end()), m_plan.shape(), what, detail::shape_source::compiled);
+    base::check(shape_t(t.shape().begin(), t.shape().end()), what);
   }
-
-  detail::host_plan<T> m_plan;
 };
 
+namespace detail {
 template <class E>
-struct backend_traits<E, std::enable_if_t<xt::is_xexpression<E>::value>> {
-  static constexpr bool is_backend = true;
-
-  template <class Op>
-  using value_type = std::conditional_t<std::is_void_v<typename Op::value_type>,
-                                        typename E::value_type, typename Op::value_type>;
+struct host_policy {
+  using operand_value_type = typename E::value_type;
+  static constexpr std::size_t rank = static_rank<E>::value;
   template <class T, std::size_t D>
   using result_type = xt::xtensor<T, D>;
   template <class T, std::size_t D>
@@ -98,18 +89,21 @@ struct backend_traits<E, std::enable_if_t<xt::is_xexpression<E>::value>> {
 
   template <class T, std::size_t D>
   static host_operator<T, D> compile(const operator_desc<T>& d, const E& like) {
-    static_assert(detail::rank_matches<E, D>, "kronex::compile: the tensor's rank must equal the number of factors");
+    static_assert(rank_matches<E, D>, "kronex::compile: the tensor's rank must equal the number of factors");
     return host_operator<T, D>(d, shape(like));
   }
 
   template <class T, std::size_t D>
-  static xt::xtensor<T, D> evaluate(const operator_desc<T>& d, const E& b) {
-    static_assert(std::is_same_v<typename E::value_type, T>,
-                  "kronex: the operand's value type must match the factors' value type");
-    static_assert(detail::rank_matches<E, D>, "kronex: the operand's rank must equal the number of factors");
-    host_operator<T, D> h(d, shape(b));
-    return h(b);
+  static plan_description explain(const operator_desc<T>& d, const E& like) {
+    static_assert(rank_matches<E, D>, "kronex::explain: the tensor's rank must equal the number of factors");
+    return host_plan<T>::explain(d, shape(like));
   }
 };
+} // namespace detail
+
+// Every xtensor expression is a host operand.
+template <class E>
+struct backend_traits<E, std::enable_if_t<xt::is_xexpression<E>::value>>
+    : detail::backend_traits_base<detail::host_policy<E>> {};
 
 } // namespace kronex

@@ -1,76 +1,215 @@
 #pragma once
-// host_plan<T>: a compiled host plan. Compiling factors every 1D factor once (gbtrf/getrf),
-// turns the factors into row programs and allocates the workspace; run() then only walks the
-// steps: no allocation, no factorization, safe when x aliases b. One host_plan must not run on
-// two threads at once (it owns one workspace); copies are independent.
+// host_plan<T>: a compiled host plan, built in the four phases every backend has:
+//   check        check_host(): shapes and the schedule's rules (function solvers);
+//   plan         plan_host(): the steps, their costs, the workspace sizes, the printable
+//                description; no factorization and no allocation of the workspace (explain
+//                stops here, with estimates where the numbers depend on the factorization);
+//   instantiate  the host_plan constructor: factors every 1D factor once (gbtrf/getrf), turns
+//                the factors into row programs, allocates the workspace, and replaces the
+//                estimates by the exact numbers;
+//   run          run(): only walks the steps: no allocation, no factorization, safe when x
+//                aliases b.
+// One host_plan must not run on two threads at once (it owns one workspace); copies are
+// independent.
 #include <cstddef>
 #include <cstring>
 #include <functional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "../../core/value_traits.hpp"
-#include "../../plan/lu_factors.hpp"
 #include "../../plan/operator_desc.hpp"
 #include "../../plan/plan.hpp"
-#include "../../plan/row_program.hpp"
 #include "../../plan/schedule.hpp"
+#include "lu_factors.hpp"
 #include "row_kernels.hpp"
+#include "row_program.hpp"
 #include "tiles.hpp"
 
 namespace kronex::detail {
 
+// The step kinds the host runs.
+using host_step = std::variant<copy_step, scale_step, lu_subst_step, matvec_step, function_step>;
+
+// The result of the plan phase: the steps (parallel to desc.steps) and the workspace sizes.
 template <class T>
-class host_plan {
+struct host_blueprint {
+  plan_description desc;
+  std::vector<host_step> steps;
+  std::vector<std::size_t> slab_group;  // per fused first step: slabs processed at once
+  std::size_t panel_values = 0, slab_values = 0, line_values = 0;
+};
+
+template <class T>
+struct host_costs {
   static constexpr std::size_t V = strip_width<T>;
   // Real flops per operation: a complex multiply-add is 8, a complex multiply 6.
   static constexpr double madd_flops = value_traits<T>::is_complex ? 8.0 : 2.0;
   static constexpr double mul_flops = value_traits<T>::is_complex ? 6.0 : 1.0;
 
-public:
-  host_plan(const operator_desc<T>& d, const shape_t& shape) : m_shape(shape) {
-    check_operand_shape(d, shape, d.inverse ? "right-hand side" : "operand");
-    m_desc.backend = "host";
-    m_desc.value_type = value_traits<T>::name;
-    m_desc.expression = d.text();
-    m_desc.shape = shape;
-    for (std::size_t k = 0; k < d.factors.size(); ++k) setup_factor(d.factors[k], k);
-    for (const auto& t : schedule(d)) {
-      step st = make_step(t, d.trans, shape, sizeof(T));
-      switch (t.kind) {
-        case step_kind::copy:
-          st.method = "memcpy";
-          m_payload.push_back(0);
-          break;
-        case step_kind::scale:
-          add_scale(d, st);
-          break;
-        case step_kind::solve:
-        case step_kind::apply:
-          if (d.factors[t.mode].kind == factor_kind::function) add_function_solve(d, st);
-          else add_row_program(d, st);
-          break;
-        case step_kind::exchange:
-          throw error("kronex: host plan internal error: the schedule has no exchange steps");
-      }
-      m_desc.steps.push_back(std::move(st));
-    }
-    fuse_adjacent_modes();
-    // One panel shared by all steps, sized for the largest; a second (output) panel when an
-    // apply step runs; scale and copy steps need none.
-    std::size_t panel = 0;
-    bool out_panel = false;
-    for (std::size_t s = 0; s < m_desc.steps.size(); ++s) {
-      const step& st = m_desc.steps[s];
-      if (panel_step(s))
-        panel = std::max(panel, strips_per_panel<T>(st.view[1], st.view[0] * st.view[2]) * st.view[1] * V);
-      out_panel = out_panel || st.kind == step_kind::apply;
-    }
-    m_panels.assign((out_panel ? 2 : 1) * panel, T(0));
-    m_desc.workspace_bytes = (m_panels.size() + m_slab.size() + m_lines.size()) * sizeof(T);
-    for (const auto& p : m_programs) m_desc.factor_bytes += p.bytes();
-    for (const auto& s : m_scales) m_desc.factor_bytes += s.size() * sizeof(T);
+  // Flops of a row program over `lines` lines.
+  static double program_flops(double lines, std::size_t madds, std::size_t multiplies) {
+    return lines * (double(madds) * madd_flops + double(multiplies) * mul_flops);
   }
+};
+
+// Solve and apply steps with a row program run in panels; function solves do not.
+inline bool is_panel_step(const host_step& s) {
+  return std::holds_alternative<lu_subst_step>(s) || std::holds_alternative<matvec_step>(s);
+}
+
+// Lines of a mode gathered per call of a function solver.
+template <class T>
+std::size_t function_lines(std::size_t n) {
+  return std::max<std::size_t>(1, (std::size_t(64) << 10) / (n * sizeof(T)));
+}
+
+// Check phase.
+template <class T>
+void check_host(const operator_desc<T>& d, const shape_t& shape) {
+  check_operand_shape(d, shape, d.inverse ? "right-hand side" : "operand");
+  schedule(d);  // throws for function solvers used in an apply or transposed
+}
+
+// Two consecutive panel steps on adjacent modes k, k+1 whose slab (n_k x n_k+1 x R_k+1 values,
+// contiguous for each index of the modes before) fits in L2 run slab by slab: the tensor is
+// read and written once for both, instead of twice. As many slabs as fit are taken at once,
+// so small slabs still fill whole strips. Only the pairing and grouping are decided here.
+template <class T>
+void fuse_adjacent_modes(host_blueprint<T>& bp) {
+  constexpr std::size_t slab_budget = std::size_t(512) << 10;
+  const double size = double(product(bp.desc.shape));
+  bp.slab_group.assign(bp.steps.size(), 0);
+  for (std::size_t s = 0; s + 1 < bp.steps.size(); ++s) {
+    const step_base &a = step_info(bp.steps[s]), &b = step_info(bp.steps[s + 1]);
+    const std::size_t slab = a.view[1] * a.view[2];
+    if (!is_panel_step(bp.steps[s]) || !is_panel_step(bp.steps[s + 1]) || b.mode != a.mode + 1 || a.view[0] == 1 ||
+        slab * sizeof(T) > slab_budget)
+      continue;
+    for (std::size_t t : {s, s + 1}) {
+      std::visit(overloaded{[&](lu_subst_step& k) { k.bytes = size * sizeof(T); k.fused_with_next = t == s; },
+                            [&](matvec_step& k) { k.bytes = size * sizeof(T); k.fused_with_next = t == s; },
+                            [](auto&) {}},
+                 bp.steps[t]);  // one read and one write of the tensor for the pair
+    }
+    bp.slab_group[s] = std::min(a.view[0], slab_budget / (slab * sizeof(T)));
+    bp.slab_values = std::max(bp.slab_values, bp.slab_group[s] * slab);
+    ++s;
+  }
+}
+
+// Plan phase (after the check): what the host will run and what it costs. Reads the factors'
+// entries only to count an apply's nonzeros; factors nothing and allocates no workspace.
+template <class T>
+host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
+  using C = host_costs<T>;
+  check_host(d, shape);
+  host_blueprint<T> bp;
+  plan_description& desc = bp.desc;
+  desc.backend = "host";
+  desc.value_type = value_traits<T>::name;
+  desc.expression = d.text();
+  desc.shape = shape;
+  desc.setup = skipped_setup(d);
+  const double size = double(product(shape));
+  for (const auto& t : schedule(d)) {
+    const factor_view<T>* f = t.kind == task_kind::copy ? nullptr : &d.factors[t.mode];
+    factor_setup& fs = desc.setup[t.mode];
+    switch (t.kind) {
+      case task_kind::copy:
+        bp.steps.push_back(make_step<copy_step>(t, d.trans, shape, sizeof(T)));
+        break;
+      case task_kind::scale: {
+        auto st = make_step<scale_step>(t, d.trans, shape, sizeof(T));
+        st.flops = size * C::mul_flops;
+        fs.method = "scale";
+        desc.factor_bytes += f->n * sizeof(T);
+        bp.steps.push_back(st);
+        break;
+      }
+      case task_kind::solve:
+        if (f->kind == factor_kind::function) {
+          auto st = make_step<function_step>(t, d.trans, shape, sizeof(T));  // flops unknown: the user's
+          fs.method = "function";
+          if (st.view[2] > 1)
+            bp.line_values = std::max(bp.line_values, f->n * std::min(st.view[2], function_lines<T>(f->n)));
+          bp.steps.push_back(st);
+        } else {
+          auto st = make_step<lu_subst_step>(t, d.trans, shape, sizeof(T));
+          const lu_estimate e = estimate_lu(*f);
+          const program_size p = solve_program_size<T>(e, f->n, d.trans);
+          const auto [kl, ku] = lapack_band(*f);
+          fs.method = f->kind == factor_kind::dense ? std::string("getrf") : message("gbtrf kl=", kl, " ku=", ku);
+          fs.result = message("L nnz=", e.nnz_lower, " U nnz=", e.nnz_upper, " (estimate: no swaps)");
+          st.flops = C::program_flops(size / double(f->n), p.madds, p.multiplies);
+          desc.factor_bytes += p.bytes;
+          bp.steps.push_back(st);
+        }
+        break;
+      case task_kind::apply: {
+        auto st = make_step<matvec_step>(t, d.trans, shape, sizeof(T));
+        const program_size p = apply_program_size(*f);
+        st.dense = f->kind == factor_kind::dense;
+        fs.method = "matvec";
+        fs.result = message("nnz=", p.madds);
+        st.flops = C::program_flops(size / double(f->n), p.madds, p.multiplies);
+        desc.factor_bytes += p.bytes;
+        bp.steps.push_back(st);
+        break;
+      }
+    }
+  }
+  fuse_adjacent_modes(bp);
+  // One panel shared by all steps, sized for the largest; a second (output) panel when an
+  // apply step runs; scale and copy steps need none.
+  std::size_t panel = 0;
+  bool out_panel = false;
+  for (const host_step& s : bp.steps) {
+    const step_base& st = step_info(s);
+    if (is_panel_step(s))
+      panel = std::max(panel, strips_per_panel<T>(st.view[1], st.view[0] * st.view[2]) * st.view[1] * C::V);
+    out_panel = out_panel || std::holds_alternative<matvec_step>(s);
+  }
+  bp.panel_values = (out_panel ? 2 : 1) * panel;
+  desc.workspace_bytes = (bp.panel_values + bp.slab_values + bp.line_values) * sizeof(T);
+  for (const host_step& s : bp.steps) desc.steps.push_back(to_step(s));
+  return bp;
+}
+
+template <class T>
+class host_plan {
+  using C = host_costs<T>;
+  static constexpr std::size_t V = C::V;
+
+public:
+  using value_type = T;
+
+  // Check, plan and instantiate.
+  host_plan(const operator_desc<T>& d, const shape_t& shape) : host_plan(d, plan_host(d, shape)) {}
+
+  // Instantiate a planned blueprint: d must be the description it was planned from.
+  host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
+      : m_shape(bp.desc.shape), m_desc(std::move(bp.desc)), m_steps(std::move(bp.steps)),
+        m_slab_group(std::move(bp.slab_group)) {
+    m_desc.factor_bytes = 0;
+    for (std::size_t s = 0; s < m_steps.size(); ++s) {
+      std::visit(overloaded{[&](copy_step&) { m_payload.push_back(0); },
+                            [&](scale_step& st) { add_scale(d, st); },
+                            [&](lu_subst_step& st) { add_solve(d, st); },
+                            [&](matvec_step& st) { add_apply(d, st); },
+                            [&](function_step& st) { add_function(d, st); }},
+                 m_steps[s]);
+      m_desc.steps[s] = to_step(m_steps[s]);
+    }
+    m_panels.assign(bp.panel_values, T(0));
+    m_slab.assign(bp.slab_values, T(0));
+    m_lines.assign(bp.line_values, T(0));
+    m_desc.instantiated = true;
+  }
+
+  // Check and plan only: the description explain() prints.
+  static plan_description explain(const operator_desc<T>& d, const shape_t& shape) { return plan_host(d, shape).desc; }
 
   const plan_description& description() const noexcept { return m_desc; }
   const shape_t& shape() const noexcept { return m_shape; }
@@ -78,14 +217,14 @@ public:
   // x = plan(b) on C-order arrays of shape(); x may equal b.
   void run(const T* b, T* x) {
     const T* src = b;
-    for (std::size_t s = 0; s < m_desc.steps.size(); ++s) {
-      const step& st = m_desc.steps[s];
+    for (std::size_t s = 0; s < m_steps.size(); ++s) {
+      const step_base& st = info(s);
       const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
-      if (st.fused_with_next) {
-        // Slab l holds the lines of both modes for one index l of the modes before them; a
-        // group of consecutive slabs is contiguous. The first step goes tensor -> slab buffer,
-        // the second slab buffer -> tensor.
-        const step& next = m_desc.steps[s + 1];
+      if (m_slab_group[s] > 0) {
+        // A fused pair. Slab l holds the lines of both modes for one index l of the modes before
+        // them; a group of consecutive slabs is contiguous. The first step goes tensor -> slab
+        // buffer, the second slab buffer -> tensor.
+        const step_base& next = info(s + 1);
         const std::size_t slab = n * R, group = m_slab_group[s];
         for (std::size_t l = 0; l < L; l += group) {
           const std::size_t g = std::min(group, L - l);
@@ -101,8 +240,10 @@ public:
   }
 
 private:
+  const step_base& info(std::size_t s) const { return step_info(m_steps[s]); }
+
   // A diagonal factor: its values (or their inverses for a solve, conjugated when op conjugates).
-  void add_scale(const operator_desc<T>& d, step& st) {
+  void add_scale(const operator_desc<T>& d, const scale_step& st) {
     const auto& f = d.factors[st.mode];
     std::vector<T> s(f.n);
     for (std::size_t i = 0; i < f.n; ++i) {
@@ -110,50 +251,37 @@ private:
       if (d.inverse && di == T(0)) throw_singular(st.mode, long(i + 1), f.describe(), "diagonal");
       s[i] = d.inverse ? T(1) / di : di;
     }
-    st.method = "scale";
-    st.flops = double(product(m_shape)) * mul_flops;
     m_payload.push_back(m_scales.size());
+    m_desc.factor_bytes += s.size() * sizeof(T);
     m_scales.push_back(std::move(s));
   }
 
-  // A banded or dense factor: factored once (solve) or taken as is (apply), as a row program.
-  void add_row_program(const operator_desc<T>& d, step& st) {
+  // A banded or dense factor, factored once: the exact numbers replace the plan's estimates.
+  void add_solve(const operator_desc<T>& d, lu_subst_step& st) {
     const auto& f = d.factors[st.mode];
-    auto& fs = m_desc.setup[st.mode];
-    row_program<T> p;
-    if (st.kind == step_kind::solve) {
-      const lu_factors<T> lu = factorize(f, st.mode);
-      p = solve_program(lu, st.trans);
-      fs.method = lu.method == "gbtrf" ? message("gbtrf kl=", lu.lapack_kl, " ku=", lu.lapack_ku) : lu.method;
-      fs.result = message("L nnz=", lu.nnz_lower(), " U nnz=", lu.nnz_upper(), " swaps=", lu.swaps.size());
-      st.method = "lu_subst";
-    } else {
-      p = apply_program(f, st.trans);
-      fs.method = "matvec";
-      fs.result = message("nnz=", p.coef.size());
-      st.method = f.kind == factor_kind::dense ? "dense_matvec" : "band_matvec";
-    }
-    const double lines = double(product(m_shape)) / double(f.n);
-    st.flops = lines * (double(p.madds()) * madd_flops + double(p.multiplies()) * mul_flops);
+    const lu_factors<T> lu = factorize(f, st.mode);
+    m_desc.setup[st.mode].result =
+        message("L nnz=", lu.nnz_lower(), " U nnz=", lu.nnz_upper(), " swaps=", lu.swaps.size());
+    add_program(solve_program(lu, st.trans), st);
+  }
+
+  void add_apply(const operator_desc<T>& d, matvec_step& st) { add_program(apply_program(d.factors[st.mode], st.trans), st); }
+
+  void add_program(row_program<T> p, step_base& st) {
+    st.flops = C::program_flops(double(product(m_shape)) / double(p.n), p.madds(), p.multiplies());
     m_payload.push_back(m_programs.size());
+    m_desc.factor_bytes += p.bytes();
     m_programs.push_back(std::move(p));
   }
 
-  // A function solver: the plan keeps its own copy of the function. Lines of a mode that is not
-  // the last are gathered into contiguous vectors, up to function_lines at a time.
-  void add_function_solve(const operator_desc<T>& d, step& st) {
-    const auto& f = d.factors[st.mode];
-    auto& fs = m_desc.setup[st.mode];
-    fs.method = "function";
-    st.method = "function";
-    st.flops = 0;  // unknown: the function's own work
+  // A function solver: the plan keeps its own copy of the function.
+  void add_function(const operator_desc<T>& d, const function_step& st) {
     m_payload.push_back(m_functions.size());
-    m_functions.push_back(*f.solve);
-    if (st.view[2] > 1) m_lines.resize(std::max(m_lines.size(), f.n * std::min(st.view[2], function_lines(f.n))));
+    m_functions.push_back(*d.factors[st.mode].solve);
   }
 
-  static std::size_t function_lines(std::size_t n) { return std::max<std::size_t>(1, (std::size_t(64) << 10) / (n * sizeof(T))); }
-
+  // Lines of a mode that is not the last are gathered into contiguous vectors, up to
+  // function_lines at a time.
   void run_function_solve(const std::function<void(T*, std::size_t)>& solve, std::size_t L, std::size_t n,
                           std::size_t R, const T* src, T* dst) {
     if (src != dst) std::memcpy(dst, src, L * n * R * sizeof(T));
@@ -161,7 +289,7 @@ private:
       solve(dst, L);
       return;
     }
-    const std::size_t chunk = std::min(R, function_lines(n));
+    const std::size_t chunk = std::min(R, function_lines<T>(n));
     for (std::size_t l = 0; l < L; ++l) {
       T* slab = dst + l * n * R;
       for (std::size_t r0 = 0; r0 < R; r0 += chunk) {
@@ -175,92 +303,47 @@ private:
     }
   }
 
-  // Solve and apply steps with a row program run in panels; function solves do not.
-  bool panel_step(std::size_t s) const {
-    const step& st = m_desc.steps[s];
-    return (st.kind == step_kind::solve || st.kind == step_kind::apply) && st.method != "function";
-  }
-
   // Step s on the tensor view (L, n, R) from src to dst (which may be equal).
   void run_step(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const T* src, T* dst) {
-    switch (m_desc.steps[s].kind) {
-      case step_kind::copy:
-        if (src != dst) std::memcpy(dst, src, L * n * R * sizeof(T));
-        break;
-      case step_kind::scale:
-        scale_mode(L, n, R, m_scales[m_payload[s]].data(), src, dst);
-        break;
-      case step_kind::solve: {
-        if (!panel_step(s)) {
-          run_function_solve(m_functions[m_payload[s]], L, n, R, src, dst);
-          break;
-        }
-        const auto& p = m_programs[m_payload[s]];
-        const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
-        walk.run(src, dst, m_panels.data(), [&](T* panel, std::size_t strips) {
-          for (std::size_t k = 0; k < strips; ++k) run_solve_program(p, panel + k * n * V);
-          return panel;
-        });
-        break;
-      }
-      case step_kind::apply: {
-        const auto& p = m_programs[m_payload[s]];
-        const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
-        T* out = m_panels.data() + m_panels.size() / 2;  // the output panel
-        walk.run(src, dst, m_panels.data(), [&](T* panel, std::size_t strips) {
-          for (std::size_t k = 0; k < strips; ++k) run_apply_program(p, panel + k * n * V, out + k * n * V);
-          return out;
-        });
-        break;
-      }
-      case step_kind::exchange:
-        break;  // never in a host plan (see the constructor)
-    }
-  }
-
-  // Two consecutive panel steps on adjacent modes k, k+1 whose slab (n_k x n_k+1 x R_k+1 values,
-  // contiguous for each index of the modes before) fits in L2 run slab by slab: the tensor is
-  // read and written once for both, instead of twice. As many slabs as fit are taken at once,
-  // so small slabs still fill whole strips. Only the pairing and grouping are decided here.
-  void fuse_adjacent_modes() {
-    constexpr std::size_t slab_budget = std::size_t(512) << 10;
-    std::size_t slab_size = 0;
-    auto& steps = m_desc.steps;
-    m_slab_group.assign(steps.size(), 0);
-    for (std::size_t s = 0; s + 1 < steps.size(); ++s) {
-      const step &a = steps[s], &b = steps[s + 1];
-      const std::size_t slab = a.view[1] * a.view[2];
-      if (!panel_step(s) || !panel_step(s + 1) || b.mode != a.mode + 1 || a.view[0] == 1 ||
-          slab * sizeof(T) > slab_budget)
-        continue;
-      steps[s].fused_with_next = true;
-      steps[s].bytes = steps[s + 1].bytes = double(product(m_shape)) * sizeof(T);  // one read, one write
-      m_slab_group[s] = std::min(a.view[0], slab_budget / (slab * sizeof(T)));
-      slab_size = std::max(slab_size, m_slab_group[s] * slab);
-      ++s;
-    }
-    m_slab.assign(slab_size, T(0));
-  }
-
-  // Identity and diagonal factors need no setup; solve/apply steps fill in their own lines.
-  void setup_factor(const factor_view<T>& f, std::size_t k) {
-    factor_setup fs;
-    fs.mode = k;
-    fs.factor = f.describe();
-    fs.method = f.kind == factor_kind::identity ? "skipped" : (f.kind == factor_kind::diagonal ? "scale" : "");
-    m_desc.setup.push_back(std::move(fs));
+    const std::size_t payload = m_payload[s];
+    std::visit(
+        overloaded{
+            [&](const copy_step&) {
+              if (src != dst) std::memcpy(dst, src, L * n * R * sizeof(T));
+            },
+            [&](const scale_step&) { scale_mode(L, n, R, m_scales[payload].data(), src, dst); },
+            [&](const function_step&) { run_function_solve(m_functions[payload], L, n, R, src, dst); },
+            [&](const lu_subst_step&) {
+              const auto& p = m_programs[payload];
+              const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
+              walk.run(src, dst, m_panels.data(), [&](T* panel, std::size_t strips) {
+                for (std::size_t k = 0; k < strips; ++k) run_solve_program(p, panel + k * n * V);
+                return panel;
+              });
+            },
+            [&](const matvec_step&) {
+              const auto& p = m_programs[payload];
+              const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
+              T* out = m_panels.data() + m_panels.size() / 2;  // the output panel
+              walk.run(src, dst, m_panels.data(), [&](T* panel, std::size_t strips) {
+                for (std::size_t k = 0; k < strips; ++k) run_apply_program(p, panel + k * n * V, out + k * n * V);
+                return out;
+              });
+            }},
+        m_steps[s]);
   }
 
   shape_t m_shape;
   plan_description m_desc;
-  std::vector<std::size_t> m_payload;           // per step: index into m_programs or m_scales
+  std::vector<host_step> m_steps;               // parallel to m_desc.steps
+  std::vector<std::size_t> m_slab_group;        // per fused first step: slabs processed at once
+  std::vector<std::size_t> m_payload;           // per step: index into m_programs, m_scales or m_functions
   std::vector<row_program<T>> m_programs;
   std::vector<std::vector<T>> m_scales;
-  std::vector<T> m_panels;
   std::vector<std::function<void(T*, std::size_t)>> m_functions;
+  std::vector<T> m_panels;
   std::vector<T> m_slab;                        // a group of slabs of a fused step pair
   std::vector<T> m_lines;                       // gathered lines for function solves
-  std::vector<std::size_t> m_slab_group;        // per fused step: slabs processed at once
 };
 
 } // namespace kronex::detail

@@ -1,5 +1,5 @@
 #pragma once
-// The host kernels: run a row program (plan/row_program.hpp) on a strip of V right-hand sides
+// The host kernels: run a row program (row_program.hpp) on a strip of V right-hand sides
 // (tiles.hpp). V is fixed at compile time, so every row operation is a fixed-length loop the
 // compiler vectorises. Complex products are written out by hand because
 // std::complex's operator* checks for NaN/inf and does not vectorise.
@@ -8,7 +8,7 @@
 #include <cstddef>
 
 #include "../../core/target_clones.hpp"
-#include "../../plan/row_program.hpp"
+#include "row_program.hpp"
 #include "tiles.hpp"
 
 namespace kronex::detail {

@@ -54,18 +54,24 @@ struct device_ranks {
 
   explicit device_ranks(exchange_memory m = exchange_memory::automatic) : memory(m) {}
 
+  // How exchanges reach MPI (device memory or staged); needs no device, so explain can print it.
   // Called by the plan inside its collective part, so a failure raises on every rank.
-  void init() {
-    if (!device::available()) {
-      throw backend_unavailable(message("kronex: distributed device ranks (", device::system_name(),
-                                        "): no device is visible to this process"));
-    }
+  void decide() {
     if (memory == exchange_memory::device && !mpi_takes_device_memory()) {
       throw backend_unavailable(message("kronex: exchange_memory::device needs an MPI that accepts device memory "
                                         "(CUDA-aware); this one does not: use exchange_memory::staged or automatic"));
     }
-    ctx = device::default_context();
     staged = memory == exchange_memory::staged || (memory == exchange_memory::automatic && !mpi_takes_device_memory());
+  }
+
+  // Before instantiating: a device must be visible (collective too).
+  void init() {
+    decide();
+    if (!device::available()) {
+      throw backend_unavailable(message("kronex: distributed device ranks (", device::system_name(),
+                                        "): no device is visible to this process"));
+    }
+    ctx = device::default_context();
   }
 
   void allocate(buffer& b, std::size_t n) { device::allocate(b, n); }

@@ -33,6 +33,7 @@ struct host_ranks {
   static constexpr const char* name = "host";
   static constexpr bool counts_transfers = false;
   bool staged = false;  // exchanges never need staging on the host
+  void decide() {}
   void init() {}
 
   void allocate(buffer& b, std::size_t n) { b.assign(n, T(0)); }
@@ -53,7 +54,9 @@ class distributed_plan {
   };
   struct phase_work {
     box block;                            // this rank's block in the phase's layout
-    std::unique_ptr<typename Ranks::local_plan> local;  // its local solves (null: nothing to do here)
+    bool has_local = false;               // local solves or scales on this rank in this phase
+    operator_desc<T> local_desc;          // ... as an operator on the block (until instantiated)
+    std::unique_ptr<typename Ranks::local_plan> local;  // ... compiled (null: nothing to do here)
     MPI_Comm comm = MPI_COMM_NULL;        // exchange into this phase (null: local copy / none)
     std::vector<peer> peers;
     std::vector<int> send_counts, send_displs, recv_counts, recv_displs;  // bytes
@@ -62,6 +65,9 @@ class distributed_plan {
   };
 
 public:
+  using value_type = T;
+
+  // Check, plan and instantiate; collective over comm.
   distributed_plan(const operator_desc<T>& d, const std::shared_ptr<cart_comm>& comm, const shape_t& global,
                    Ranks ranks = Ranks())
       : m_ranks(std::move(ranks)), m_comm(comm), m_global(global) {
@@ -69,12 +75,32 @@ public:
     collective(comm->get(), [&] {
       m_ranks.init();  // device ranks: a device must be visible (checked on every rank together)
       prepare(d, grid);
+      instantiate_local();
     });
     connect(grid);
+    m_desc.instantiated = true;
+  }
+
+  // Check and plan only (collective: errors are raised on every rank): the description explain()
+  // prints. Nothing is factored, allocated or uploaded, and no communicator is created.
+  static plan_description explain(const operator_desc<T>& d, const std::shared_ptr<cart_comm>& comm,
+                                  const shape_t& global, Ranks ranks = Ranks()) {
+    distributed_plan p(std::move(ranks), comm, global);
+    collective(comm->get(), [&] {
+      p.m_ranks.decide();
+      p.prepare(d, comm->grid());
+      std::vector<plan_description> local(p.m_work.size());
+      for (std::size_t i = 0; i < p.m_work.size(); ++i)
+        if (p.m_work[i].has_local)
+          local[i] = Ranks::local_plan::explain(p.m_work[i].local_desc, p.m_work[i].block.extent);
+      p.compose(local);
+    });
+    return p.m_desc;
   }
 
   const plan_description& description() const noexcept { return m_desc; }
   const shape_t& global_shape() const noexcept { return m_global; }
+  const shape_t& shape() const noexcept { return m_global; }
   const shape_t& local_shape() const noexcept { return m_work.front().block.extent; }
   std::size_t exchanges() const noexcept { return exchange_count(m_phases); }
 
@@ -107,6 +133,9 @@ public:
   }
 
 private:
+  distributed_plan(Ranks ranks, const std::shared_ptr<cart_comm>& comm, const shape_t& global)
+      : m_ranks(std::move(ranks)), m_comm(comm), m_global(global) {}
+
   void prepare(const operator_desc<T>& d, const std::vector<int>& grid) {
     check_operand_shape(d, m_global, d.inverse ? "right-hand side" : "operand");
     std::vector<bool> needs_local(d.factors.size());
@@ -128,29 +157,80 @@ private:
       }
     }
     m_phases = plan_exchanges(m_global, grid, needs_local);
-
-    int size = 1;
-    for (int g : grid) size *= g;
-    m_desc.backend = message("mpi ", Ranks::name, ", ", size, " ranks, grid ", format_grid(grid));
-    m_desc.value_type = value_traits<T>::name;
     m_desc.expression = d.text();
-    m_desc.shape = m_global;
-    m_desc.counts_transfers = Ranks::counts_transfers;
+    m_exchange_step_index.assign(m_phases.size(), 0);
 
-    m_desc.setup = skipped_setup(d);
     m_uniform.assign(m_phases.size(), false);
-    std::size_t buffer = 0;
+    m_exchange_steps.assign(m_phases.size(), exchange_step{});
+    m_buffer_values = 0;
     for (std::size_t i = 0; i < m_phases.size(); ++i) {
       const exchange_phase& ph = m_phases[i];
       phase_work w;
       w.block = ph.layout.block(grid, m_comm->coords());
-      buffer = std::max(buffer, w.block.size());
-      if (i > 0) add_exchange_step(i, grid);
-      add_local_steps(d, ph, w, i);
+      m_buffer_values = std::max(m_buffer_values, w.block.size());
+      if (i > 0) m_exchange_steps[i] = plan_exchange(i, grid);
+      plan_local(d, ph, w);
       m_work.push_back(std::move(w));
     }
-    for (auto& b : m_buffers) m_ranks.allocate(b, buffer);
-    m_desc.workspace_bytes += 2 * buffer * sizeof(T);
+    m_setup = skipped_setup(d);
+    m_diagonal.clear();
+    for (const auto& f : d.factors) m_diagonal.push_back(f.kind == factor_kind::diagonal);
+  }
+
+  // Instantiation of the local work: each phase's local plan is compiled on this rank's block
+  // (factored, allocated, uploaded), and the description takes their exact numbers.
+  void instantiate_local() {
+    std::vector<plan_description> local(m_work.size());
+    for (std::size_t i = 0; i < m_work.size(); ++i) {
+      phase_work& w = m_work[i];
+      if (!w.has_local) continue;
+      w.local = std::make_unique<typename Ranks::local_plan>(w.local_desc, w.block.extent);
+      w.local_desc = operator_desc<T>{};  // the plan keeps no view of the factors
+      local[i] = w.local->description();
+    }
+    compose(local);
+    for (auto& b : m_buffers) m_ranks.allocate(b, m_buffer_values);
+  }
+
+  // The printable plan: each phase's exchange, then its local steps (marked with the phase).
+  void compose(const std::vector<plan_description>& local) {
+    int size = 1;
+    for (int g : m_comm->grid()) size *= g;
+    const plan_description keep = m_desc;
+    m_desc = plan_description{};
+    m_desc.backend = message("mpi ", Ranks::name, ", ", size, " ranks, grid ", format_grid(m_comm->grid()));
+    m_desc.value_type = value_traits<T>::name;
+    m_desc.expression = keep.expression;
+    m_desc.shape = m_global;
+    m_desc.counts_transfers = Ranks::counts_transfers;
+    m_desc.setup = m_setup;
+    m_desc.workspace_bytes = 2 * m_buffer_values * sizeof(T);
+    for (std::size_t i = 0; i < m_phases.size(); ++i) {
+      if (i > 0) {
+        m_exchange_step_index[i] = m_desc.steps.size();
+        m_desc.steps.push_back(m_exchange_steps[i]);
+      }
+      if (!m_work[i].has_local) continue;
+      const plan_description& l = local[i];
+      m_desc.workspace_bytes += l.workspace_bytes;
+      m_desc.factor_bytes += l.factor_bytes;
+      m_desc.setup_transfers += l.setup_transfers;
+      m_desc.setup_transfer_bytes += l.setup_transfer_bytes;
+      for (step st : l.steps) {
+        if (kind_of(st) == step_kind::copy) continue;
+        step_info(st).phase = long(i);
+        m_desc.steps.push_back(std::move(st));
+      }
+      // Each factor's setup line comes from the phase that solves (or scales) its mode.
+      const exchange_phase& ph = m_phases[i];
+      for (std::size_t k = 0; k < l.setup.size(); ++k) {
+        const bool here = std::find(ph.modes.begin(), ph.modes.end(), k) != ph.modes.end();
+        if (here || (ph.scales && m_diagonal[k])) {
+          m_desc.setup[k].method = l.setup[k].method;
+          m_desc.setup[k].result = message(l.setup[k].result, l.setup[k].result.empty() ? "" : "  ", "(phase ", i, ")");
+        }
+      }
+    }
   }
 
   static std::string format_grid(const std::vector<int>& grid) {
@@ -158,9 +238,10 @@ private:
     return format_shape(g);
   }
 
-  // The host plan for the modes solved in phase i, on this rank's block: the phase's factors at
-  // their modes, diagonal scales (phase 0) restricted to the block, identities elsewhere.
-  void add_local_steps(const operator_desc<T>& d, const exchange_phase& ph, phase_work& w, std::size_t i) {
+  // The local operator for the modes solved in phase i, on this rank's block: the phase's
+  // factors at their modes, diagonal scales (phase 0) restricted to the block, identities
+  // elsewhere. None when the block is empty or has nothing to do.
+  void plan_local(const operator_desc<T>& d, const exchange_phase& ph, phase_work& w) {
     operator_desc<T> local;
     local.trans = d.trans;
     local.inverse = d.inverse;
@@ -182,38 +263,20 @@ private:
       local.factors.push_back(f);
     }
     if (!any || w.block.size() == 0) return;
-    w.local = std::make_unique<typename Ranks::local_plan>(local, w.block.extent);
-    m_desc.workspace_bytes += w.local->description().workspace_bytes;
-    m_desc.factor_bytes += w.local->description().factor_bytes;
-    m_desc.setup_transfers += w.local->description().setup_transfers;
-    m_desc.setup_transfer_bytes += w.local->description().setup_transfer_bytes;
-    for (step st : w.local->description().steps) {
-      if (st.kind == step_kind::copy) continue;
-      st.method += message(" (phase ", i, ")");
-      m_desc.steps.push_back(std::move(st));
-    }
-    // Each factor's setup line comes from the phase that solves (or scales) its mode.
-    const auto& setup = w.local->description().setup;
-    for (std::size_t k = 0; k < setup.size(); ++k) {
-      const bool here = std::find(ph.modes.begin(), ph.modes.end(), k) != ph.modes.end();
-      if (here || (ph.scales && d.factors[k].kind == factor_kind::diagonal)) {
-        m_desc.setup[k].method = setup[k].method;
-        m_desc.setup[k].result = message(setup[k].result, setup[k].result.empty() ? "" : "  ", "(phase ", i, ")");
-      }
-    }
+    w.has_local = true;
+    w.local_desc = std::move(local);
   }
 
   // The printed record of the exchange into phase i: largest message count and bytes over ranks.
-  void add_exchange_step(std::size_t i, const std::vector<int>& grid) {
+  exchange_step plan_exchange(std::size_t i, const std::vector<int>& grid) {
     const exchange_phase& ph = m_phases[i];
     const block_layout& from = m_phases[i - 1].layout;
-    step st;
-    st.kind = step_kind::exchange;
+    exchange_step st;
     if (ph.group_dims.empty()) {
-      st.method = "local_copy";
+      st.how = exchange_step::method::local_copy;
       st.comm = "self";
     } else {
-      st.method = ph.gather ? "allgatherv" : "alltoallv";
+      st.how = ph.gather ? exchange_step::method::allgatherv : exchange_step::method::alltoallv;
       std::string dims;
       int ranks = 1;
       for (int g : ph.group_dims) {
@@ -250,16 +313,14 @@ private:
     // Every pair of ranks exchanges the same amount: MPI_Alltoall (decided from the layouts, so
     // every rank decides the same).
     m_uniform[i] = !ph.group_dims.empty() && !ph.gather && uniform;
-    if (m_uniform[i]) st.method = "alltoall";
-    if (!ph.group_dims.empty()) st.method += m_ranks.memory_text();
-    m_exchange_step.resize(m_phases.size());
-    m_exchange_step[i] = m_desc.steps.size();
+    if (m_uniform[i]) st.how = exchange_step::method::alltoall;
+    if (!ph.group_dims.empty()) st.memory = m_ranks.memory_text();
     const box b = ph.layout.block(grid, m_comm->coords());
     st.view = b.extent;
     st.view_strides = c_strides(b.extent);
     st.mode = ph.modes.empty() ? 0 : ph.modes.front();
     st.bytes = 0;  // network traffic is message_bytes; the plan's bytes are memory traffic
-    m_desc.steps.push_back(std::move(st));
+    return st;
   }
 
   // Calls f(coords of q) for every rank q that differs from `coords` only in the grid dimensions
@@ -326,7 +387,7 @@ private:
       w.gather = ph.gather;
       if (ph.gather) send_total = from_mine.size() * sizeof(T);  // allgatherv: the block, packed once
       if (m_ranks.staged) {  // this rank's packed sends down, its receives up (the numbers differ by rank)
-        step& st = m_desc.steps[m_exchange_step[i]];
+        exchange_step& st = std::get<exchange_step>(m_desc.steps[m_exchange_step_index[i]]);
         st.transfers = (send_total > 0 ? 1 : 0) + (recv_total > 0 ? 1 : 0);
         st.transfer_bytes = double(send_total + recv_total);
       }
@@ -394,7 +455,11 @@ private:
   typename Ranks::buffer m_send, m_recv;   // packed messages
   std::vector<T> m_send_host, m_recv_host;  // staged exchanges only
   std::vector<bool> m_uniform;  // per phase: its exchange is an MPI_Alltoall
-  std::vector<std::size_t> m_exchange_step;  // per phase: index of its exchange step
+  std::vector<exchange_step> m_exchange_steps;     // per phase: the exchange into it (planned)
+  std::vector<std::size_t> m_exchange_step_index;  // per phase: its exchange's index in m_desc.steps
+  std::vector<factor_setup> m_setup;           // the setup lines before the local plans fill them
+  std::vector<bool> m_diagonal;                    // per mode: a diagonal factor
+  std::size_t m_buffer_values = 0;                 // each ping-pong buffer, in values
 };
 
 } // namespace kronex::detail

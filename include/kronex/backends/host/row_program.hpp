@@ -12,9 +12,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "../core/op.hpp"
-#include "../core/value_traits.hpp"
-#include "../factors/factor_view.hpp"
+#include "../../core/op.hpp"
+#include "../../core/value_traits.hpp"
+#include "../../factors/factor_view.hpp"
 #include "lu_factors.hpp"
 
 namespace kronex::detail {
@@ -159,6 +159,38 @@ row_program<T> apply_program(const factor_view<T>& f, op o) {
     p.row_ptr.push_back(index_t(p.coef.size()));
   }
   return p;
+}
+
+// What a row program costs per line, and its size, known before it is built.
+struct program_size {
+  std::size_t madds = 0, multiplies = 0, bytes = 0;
+};
+
+// An apply program's size, exact: it only reads A's entries (no allocation).
+template <class T>
+program_size apply_program_size(const factor_view<T>& f) {
+  std::size_t nnz = 0;
+  for (std::size_t i = 0; i < f.n; ++i) {
+    if (f.kind == factor_kind::banded) {
+      for (long d = -long(f.kl); d <= long(f.ku); ++d) {
+        long j = long(i) + d;
+        if (f.bc == boundary::periodic) j = (j + long(f.n)) % long(f.n);
+        if (j >= 0 && j < long(f.n) && f(i, std::size_t(j)) != T(0)) ++nnz;
+      }
+    } else {
+      for (std::size_t j = 0; j < f.n; ++j) nnz += f(i, j) != T(0) ? 1 : 0;
+    }
+  }
+  return {nnz, 0, (f.n + 1) * sizeof(index_t) + nnz * (sizeof(index_t) + sizeof(T))};
+}
+
+// A solve program's size from estimate_lu (no swaps): the L updates of nonempty rows (columns
+// when transposed) and one scaled U update per row.
+template <class T>
+program_size solve_program_size(const lu_estimate& e, std::size_t n, op o) {
+  const std::size_t coefs = e.nnz_lower + e.nnz_upper - n;
+  const std::size_t ops = n + (is_transposed(o) ? e.lower_cols : e.lower_rows);
+  return {coefs, n, ops * sizeof(row_op<T>) + coefs * (sizeof(index_t) + sizeof(T))};
 }
 
 } // namespace kronex::detail
