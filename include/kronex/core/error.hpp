@@ -33,8 +33,10 @@ public:
   using error::error;
 };
 
-// A factor whose LU factorization hit an exactly zero pivot. `mode()` is the tensor mode the
-// factor acts on and `info()` is LAPACK's info (the 1-based index of the zero pivot).
+// A factor that is singular to working precision: its LU factorization hit an exactly zero pivot
+// (`info()` is LAPACK's info, the 1-based index of that pivot), or the factorization succeeded
+// but the reciprocal condition number estimate is below the threshold (`info()` is 0; the
+// message gives the estimate and the threshold). `mode()` is the tensor mode the factor acts on.
 class singular_factor : public error {
 public:
   singular_factor(std::size_t mode, long info, const std::string& what)

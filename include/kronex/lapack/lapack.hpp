@@ -1,7 +1,10 @@
 #pragma once
-// Thin typed wrappers over LAPACK's band and general LU (?gbtrf/?gbtrs/?getrf). They return
+// Thin typed wrappers over LAPACK's band and general LU (?gbtrf/?gbtrs/?getrf) and their
+// 1-norm condition estimates (?gbcon/?gecon). They return
 // LAPACK's info; callers decide what a nonzero info means (singular factor vs. kronex bug).
 #include <complex>
+#include <type_traits>
+#include <vector>
 
 #ifndef lapack_complex_float
 #define lapack_complex_float std::complex<float>
@@ -60,6 +63,72 @@ inline int_t getrf(int_t n, std::complex<float>* a, int_t lda, int_t* ipiv) {
 }
 inline int_t getrf(int_t n, std::complex<double>* a, int_t lda, int_t* ipiv) {
   int_t info = 0; LAPACK_zgetrf(&n, &n, a, &lda, ipiv, &info); return info;
+}
+
+// Reciprocal 1-norm condition number estimate from gbtrf's factors; anorm is ||A||_1.
+template <class T>
+int_t gbcon(int_t n, int_t kl, int_t ku, const T* ab, int_t ldab, const int_t* ipiv, double anorm, double& rcond) {
+  const char norm = '1';
+  const std::size_t m = std::size_t(n);
+  int_t info = 0;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>) {
+    const float an = float(anorm);
+    float rc = 0;
+    std::vector<float> rwork(m);
+    if constexpr (std::is_same_v<T, float>) {
+      std::vector<float> work(3 * m);
+      std::vector<int_t> iwork(m);
+      LAPACK_sgbcon(&norm, &n, &kl, &ku, ab, &ldab, ipiv, &an, &rc, work.data(), iwork.data(), &info);
+    } else {
+      std::vector<std::complex<float>> work(2 * m);
+      LAPACK_cgbcon(&norm, &n, &kl, &ku, ab, &ldab, ipiv, &an, &rc, work.data(), rwork.data(), &info);
+    }
+    rcond = double(rc);
+  } else {
+    std::vector<double> rwork(m);
+    if constexpr (std::is_same_v<T, double>) {
+      std::vector<double> work(3 * m);
+      std::vector<int_t> iwork(m);
+      LAPACK_dgbcon(&norm, &n, &kl, &ku, ab, &ldab, ipiv, &anorm, &rcond, work.data(), iwork.data(), &info);
+    } else {
+      std::vector<std::complex<double>> work(2 * m);
+      LAPACK_zgbcon(&norm, &n, &kl, &ku, ab, &ldab, ipiv, &anorm, &rcond, work.data(), rwork.data(), &info);
+    }
+  }
+  return info;
+}
+
+// Reciprocal 1-norm condition number estimate from getrf's factors; anorm is ||A||_1.
+template <class T>
+int_t gecon(int_t n, const T* a, int_t lda, double anorm, double& rcond) {
+  const char norm = '1';
+  const std::size_t m = std::size_t(n);
+  int_t info = 0;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>) {
+    const float an = float(anorm);
+    float rc = 0;
+    std::vector<float> rwork(2 * m);
+    if constexpr (std::is_same_v<T, float>) {
+      std::vector<float> work(4 * m);
+      std::vector<int_t> iwork(m);
+      LAPACK_sgecon(&norm, &n, a, &lda, &an, &rc, work.data(), iwork.data(), &info);
+    } else {
+      std::vector<std::complex<float>> work(2 * m);
+      LAPACK_cgecon(&norm, &n, a, &lda, &an, &rc, work.data(), rwork.data(), &info);
+    }
+    rcond = double(rc);
+  } else {
+    std::vector<double> rwork(2 * m);
+    if constexpr (std::is_same_v<T, double>) {
+      std::vector<double> work(4 * m);
+      std::vector<int_t> iwork(m);
+      LAPACK_dgecon(&norm, &n, a, &lda, &anorm, &rcond, work.data(), iwork.data(), &info);
+    } else {
+      std::vector<std::complex<double>> work(2 * m);
+      LAPACK_zgecon(&norm, &n, a, &lda, &anorm, &rcond, work.data(), rwork.data(), &info);
+    }
+  }
+  return info;
 }
 
 } // namespace kronex::lapack

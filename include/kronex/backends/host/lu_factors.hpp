@@ -4,7 +4,9 @@
 // as sparse rows with exact zeros dropped. Dropping zeros is what makes periodic factors cheap:
 // their full-band LU only fills an "arrow" (last rows of L, last columns of U).
 #include <cstddef>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +30,7 @@ struct lu_factors {
   std::vector<sparse_row<T>> upper;                // strictly upper part of U, by row
   std::vector<T> diag;                             // diagonal of U
   std::string method;                              // "gbtrf" or "getrf"
+  double rcond = 1;                                // reciprocal 1-norm condition estimate (gbcon/gecon)
   std::size_t lapack_kl = 0, lapack_ku = 0;        // band widths given to gbtrf
 
   std::size_t nnz_lower() const { std::size_t s = 0; for (auto& r : lower) s += r.size(); return s; }
@@ -68,6 +71,48 @@ std::pair<std::size_t, std::size_t> lapack_band(const factor_view<T>& f) {
   return {kl, ku};
 }
 
+// ||A||_1: the largest column sum of absolute values, for the condition estimate.
+template <class T>
+double norm1(const factor_view<T>& f) {
+  std::vector<double> col(f.n, 0.0);
+  for (std::size_t i = 0; i < f.n; ++i) {
+    if (f.kind == factor_kind::banded) {
+      for (long d = -long(f.kl); d <= long(f.ku); ++d) {
+        long j = long(i) + d;
+        if (f.bc == boundary::periodic) j = (j + long(f.n)) % long(f.n);
+        if (j >= 0 && j < long(f.n)) col[std::size_t(j)] += std::abs(f(i, std::size_t(j)));
+      }
+    } else {
+      for (std::size_t j = 0; j < f.n; ++j) col[j] += std::abs(f(i, j));
+    }
+  }
+  double m = 0;
+  for (double c : col) m = std::max(m, c);
+  return m;
+}
+
+// The smallest reciprocal condition number a factor may have: n eps of its value type. Below
+// it, a solve loses every digit, so the factor is refused as singular.
+template <class T>
+double rcond_threshold(std::size_t n) {
+  return double(n) * double(std::numeric_limits<typename value_traits<T>::real_type>::epsilon());
+}
+
+// A successful factorization whose condition estimate says the factor is singular anyway (no
+// exactly zero pivot, as rounding decides on some machines), or a pivot so small that its
+// inverse overflowed (rcond is then 0 or NaN).
+template <class T>
+void check_rcond(double rcond, std::size_t mode, const factor_view<T>& f, const char* routine) {
+  const double threshold = rcond_threshold<T>(f.n);
+  if (!(rcond >= threshold)) {
+    throw singular_factor(mode, 0,
+                          message("kronex: the factor for mode ", mode, " (", f.describe(),
+                                  ") is singular to working precision: its reciprocal condition number "
+                                  "estimate (", routine, ") is ", rcond, ", below the threshold ", threshold,
+                                  " (n eps)"));
+  }
+}
+
 template <class T>
 lu_factors<T> factor_banded(const factor_view<T>& f, std::size_t mode) {
   const auto [kl, ku] = lapack_band(f);
@@ -81,8 +126,14 @@ lu_factors<T> factor_banded(const factor_view<T>& f, std::size_t mode) {
   check_info(lapack::gbtrf(lapack::int_t(n), lapack::int_t(kl), lapack::int_t(ku), ab.data(),
                            lapack::int_t(ldab), ipiv.data()),
              mode, f, "gbtrf");
+  double rcond = 0;
+  check_info(lapack::gbcon(lapack::int_t(n), lapack::int_t(kl), lapack::int_t(ku), ab.data(), lapack::int_t(ldab),
+                           ipiv.data(), norm1(f), rcond),
+             mode, f, "gbcon");
+  check_rcond(rcond, mode, f, "gbcon");
 
   lu_factors<T> lu;
+  lu.rcond = rcond;
   lu.n = n;
   lu.method = "gbtrf";
   lu.lapack_kl = kl;
@@ -122,8 +173,12 @@ lu_factors<T> factor_dense(const factor_view<T>& f, std::size_t mode) {
     for (std::size_t i = 0; i < n; ++i) a[i + j * n] = f(i, j);
   std::vector<lapack::int_t> ipiv(n);
   check_info(lapack::getrf(lapack::int_t(n), a.data(), lapack::int_t(n), ipiv.data()), mode, f, "getrf");
+  double rcond = 0;
+  check_info(lapack::gecon(lapack::int_t(n), a.data(), lapack::int_t(n), norm1(f), rcond), mode, f, "gecon");
+  check_rcond(rcond, mode, f, "gecon");
 
   lu_factors<T> lu;
+  lu.rcond = rcond;
   lu.n = n;
   lu.method = "getrf";
   lu.lower.resize(n);
