@@ -7,6 +7,7 @@
 //           at the bandwidth measured on that backend in this run (host: triad; device: a large
 //           device-to-device copy); time/floor is how far the plans are from it.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +16,10 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <system_error>
+
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/command.hpp"
@@ -140,10 +145,25 @@ std::string plot_script() {
   return KRONEX_PLOT_SCRIPT_SOURCE;
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
+// Runs argv[0] (looked up on PATH) with these arguments, without a shell, so no file name is
+// ever parsed as shell syntax; waits for it. Returns "" on exit status 0, else what went wrong.
+std::string run_program(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::cout.flush();  // the table comes before anything the program prints
+  pid_t pid = 0;
+  if (const int err = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ)) {
+    return "cannot start " + args[0] + " (" + std::error_code(err, std::generic_category()).message() + ")";
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR)
+      return "cannot wait for " + args[0] + " (" + std::error_code(errno, std::generic_category()).message() + ")";
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  return WIFEXITED(status) ? args[0] + " exited with status " + std::to_string(WEXITSTATUS(status))
+                           : args[0] + " was killed by signal " + std::to_string(WTERMSIG(status));
 }
 
 void bench(const bench_options& o) {
@@ -252,14 +272,15 @@ void bench(const bench_options& o) {
     const char* python = std::getenv("KRONEX_PYTHON");
     std::error_code ec;
     const std::string interpreter = python ? python : std::filesystem::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3";
-    const std::string cmd = shell_quote(interpreter) + " " + shell_quote(plot_script()) + " " +
-                            shell_quote(json_path) + " " + shell_quote(o.plot);
-    const int status = std::system(cmd.c_str());
+    const std::vector<std::string> cmd{interpreter, plot_script(), json_path, o.plot};
+    const std::string failure = run_program(cmd);
     if (o.json.empty()) std::remove(json_path.c_str());
-    if (status != 0) {
+    if (!failure.empty()) {
       // Not an input error: exit code 1.
-      throw external_failure("plotting failed (" + cmd + "): it needs python3 with matplotlib (Debian: "
-                               "python3-matplotlib); set KRONEX_PYTHON to choose the interpreter");
+      std::string line;
+      for (const auto& a : cmd) line += (line.empty() ? "" : " ") + a;
+      throw external_failure("plotting failed: " + failure + " (running " + line + "); it needs python3 with "
+                             "matplotlib (Debian: python3-matplotlib); set KRONEX_PYTHON to choose the interpreter");
     }
     std::cout << "wrote " << o.plot << '\n';
   }

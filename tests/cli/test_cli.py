@@ -9,6 +9,7 @@ outputs, explain --json and bench --json/--plot.
 Randomised inputs use a fixed seed, printed at the start."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,8 +26,9 @@ DEVICE = os.environ.get("KRONEX_TEST_DEVICE", "1") == "1"
 BACKENDS = ["host", "device"] if DEVICE else ["host"]
 
 
-def kronex(*args, cwd=None, stdin=None):
-    return subprocess.run([KRONEX, *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300)
+def kronex(*args, cwd=None, stdin=None, env=None):
+    return subprocess.run([KRONEX, *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def rel(a, b):
@@ -241,8 +243,28 @@ class ExplainAndBench(Base):
             self.assertLessEqual(row["time_s"]["min"], row["time_s"]["median"])
             self.assertLessEqual(row["time_s"]["median"], row["time_s"]["max"])
             self.assertLess(row["residual"], 1e-12)
+        self.assertIn("wrote b.svg\n", r.stdout)
         self.assertTrue(self.read("b.svg").lstrip().startswith("<?xml"))
         self.assertEqual(sorted(os.listdir(self.dir)), ["b.json", "b.svg"])
+
+    def test_plot_script_gets_file_names_verbatim_and_its_failure_is_reported(self):
+        # A stand-in plot script records its arguments and fails: the names reach it as given
+        # (no shell splits or expands them) and its exit status is reported, exit code 1.
+        with open(self.path("plot.py"), "w") as f:
+            f.write("import json, sys\nwith open(sys.argv[1]) as f: json.load(f)\n"
+                    "with open('argv.json', 'w') as f: json.dump(sys.argv[1:], f)\nsys.exit(3)\n")
+        plot = "a b;$(touch pwned)'.svg"
+        r = self.fails(1, "bench", "kron(mass(8, 3)).solve(ones())", "--reps", "2", "--no-plan", "--plot", plot,
+                       env={"KRONEX_PYTHON": sys.executable, "KRONEX_PLOT_SCRIPT": self.path("plot.py")})
+        self.assertIn("plotting failed: %s exited with status 3" % sys.executable, r.stderr)
+        rows, out = json.loads(self.read("argv.json"))
+        self.assertRegex(rows, "^" + re.escape(plot) + r"\.json\.tmp-[0-9]+$")
+        self.assertEqual(out, plot)
+        self.assertEqual(sorted(os.listdir(self.dir)), ["argv.json", "plot.py"])  # the rows' temporary removed
+        r = self.fails(1, "bench", "kron(mass(8, 3)).solve(ones())", "--reps", "2", "--no-plan", "--plot", "x.svg",
+                       env={"KRONEX_PYTHON": self.path("no-such-python")})
+        self.assertIn("plotting failed: cannot start %s (No such file or directory)" % self.path("no-such-python"),
+                      r.stderr)
 
 
 if __name__ == "__main__":
