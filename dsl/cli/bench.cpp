@@ -124,6 +124,7 @@ struct row {
   std::vector<std::size_t> shape;
   dsl::dtype type;
   int reps = 0;
+  std::vector<double> samples;  // the timed runs' seconds, in the order they ran
   double median = 0, min = 0, max = 0, bytes = 0, flops = 0, floor = 0, residual = 0;
   std::size_t steps = 0;
   double unknowns() const {
@@ -226,6 +227,7 @@ void bench(const bench_options& o) {
         t.push_back(exe->timed_run());
       }
       bar.show(r.reps, r.reps);
+      r.samples = t;
       std::sort(t.begin(), t.end());
       r.median = t[t.size() / 2];
       r.min = t.front();
@@ -259,7 +261,7 @@ void bench(const bench_options& o) {
   for (const auto& r : rows) {
     j["rows"].push_back({{"params", r.params}, {"backend", r.backend}, {"shape", r.shape},
                          {"value_type", dsl::to_string(r.type)}, {"unknowns", r.unknowns()}, {"reps", r.reps},
-                         {"time_s", {{"median", r.median}, {"min", r.min}, {"max", r.max}}},
+                         {"time_s", {{"median", r.median}, {"min", r.min}, {"max", r.max}}}, {"samples_s", r.samples},
                          {"gdof_per_s", r.unknowns() / r.median * 1e-9}, {"gb_per_s", r.bytes / r.median * 1e-9},
                          {"plan_bytes", r.bytes}, {"plan_flops", r.flops}, {"floor_s", r.floor},
                          {"time_over_floor", r.median / r.floor}, {"residual", r.residual}});
