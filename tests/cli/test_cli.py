@@ -219,16 +219,37 @@ class ExitCodesAndErrors(Base):
 
 
 class ExplainAndBench(Base):
-    def test_explain_json_matches_text(self):
-        program = "K = kron(mass(8, 3), mass(6, 2, periodic)); K.solve(K.transpose().apply(random(3)))"
+    def test_explain_json_states_the_plan(self):
+        # Four modes: an identity factor (skipped, no step), a fused pair (modes 2 and 3: 32 slabs
+        # of 6 x 5), an unfused mode 0 (one slab only). The expected plans are worked out here by
+        # hand; the text output comes from a separate run of `kronex explain`.
+        program = ("K = kron(mass(8, 3), identity(4), mass(6, 2, periodic), mass(5, 1)); "
+                   "K.solve(K.transpose().apply(random(3)))")
         text = self.ok("explain", program).stdout
         j = json.loads(self.ok("explain", program, "--json").stdout)
-        self.assertEqual(len(j["stages"]), 2)
-        self.assertEqual([s["kind"] for s in j["stages"]], ["apply", "solve"])
-        for s in j["stages"]:
-            self.assertIn(s["plan"]["text"], text)
-            self.assertEqual(s["plan"]["shape"], [8, 6])
         self.assertEqual(j["value_type"], "float64")
+        self.assertEqual(j["shape"], [8, 4, 6, 5])
+        self.assertEqual([s["kind"] for s in j["stages"]], ["apply", "solve"])
+        size = 8 * 4 * 6 * 5 * 8  # bytes of the tensor
+        for s, trans, method, setup in zip(j["stages"], "TN", ["band_matvec", "lu_subst"], ["matvec", "gbtrf"]):
+            plan = s["plan"]
+            self.assertEqual(plan["shape"], [8, 4, 6, 5])
+            self.assertEqual([f["method"].split()[0] for f in plan["setup"]], [setup, "skipped", setup, setup])
+            steps = plan["steps"]
+            self.assertEqual([(st["kind"], st["mode"], st["factor"], st["trans"], st["method"]) for st in steps],
+                             [(s["kind"], m, m, trans, method) for m in (0, 2, 3)])
+            self.assertEqual([st["view"] for st in steps], [[1, 8, 120], [32, 6, 5], [192, 5, 1]])
+            self.assertEqual([st.get("fused_with_next", False) for st in steps], [False, True, False])
+            # Unfused: the tensor read and written once; a fused pair reads it once and writes it once.
+            self.assertEqual([st["bytes"] for st in steps], [2 * size, size, size])
+            self.assertEqual(plan["bytes"], sum(st["bytes"] for st in steps))
+            self.assertEqual(plan["flops"], sum(st["flops"] for st in steps))
+            # The text output of the separate run holds this plan and a line for each step.
+            self.assertIn(plan["text"], text)
+            for i, st in enumerate(steps):
+                self.assertRegex(text, r"\n    %d  %s  mode %d  f%d %s  %s  %s\(%s\)" % (
+                    i, st["kind"], st["mode"], st["factor"], st["trans"], st["method"],
+                    r"fused with %d  " % (i + 1) if st.get("fused_with_next") else "", ",".join(map(str, st["view"]))))
 
     def test_bench_sweep_json_and_plot(self):
         backend = "all" if DEVICE else "host"
