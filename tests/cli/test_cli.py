@@ -204,18 +204,26 @@ class ExitCodesAndErrors(Base):
         self.assertIn("ends with an operator", self.fails(2, "run", "kron(mass(8, 3))").stderr)
 
     def test_out_is_atomic(self):
+        # The output is written to a temporary file that is renamed onto x.npy: x.npy then names a
+        # new file (a new inode), and a second name for the old file (a hard link) keeps the old
+        # contents. A writer that truncated and rewrote x.npy in place would change both.
         target = self.path("x.npy")
         with open(target, "w") as f:
             f.write("old contents")
+        os.link(target, self.path("old.npy"))
+        old_inode = os.stat(target).st_ino
         # A failing program leaves the existing file alone, and no temporary behind.
         self.fails(2, "run", "kron(mass(8, 3)).solve(npy(\"nope.npy\"))", "--out", "x.npy")
         self.assertEqual(self.read("x.npy"), "old contents")
+        self.assertEqual(os.stat(target).st_ino, old_inode)
         # A missing directory is refused before any work.
         r = self.fails(2, "run", "kron(mass(8, 3)).solve(ones())", "--out", "no/such/dir/x.npy")
         self.assertIn("does not exist", r.stderr)
         self.ok("run", "kron(mass(8, 3)).solve(ones())", "--out", "x.npy")
         self.assertEqual(np.load(target).shape, (8,))
-        self.assertEqual(sorted(os.listdir(self.dir)), ["x.npy"])
+        self.assertNotEqual(os.stat(target).st_ino, old_inode)
+        self.assertEqual(self.read("old.npy"), "old contents")
+        self.assertEqual(sorted(os.listdir(self.dir)), ["old.npy", "x.npy"])
 
 
 class ExplainAndBench(Base):
