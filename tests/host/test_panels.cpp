@@ -61,7 +61,8 @@ kronex::banded<double> eye(std::size_t n) {
 } // namespace
 
 // Mode 0 with a long trailing size (contiguous runs, more lines than one panel holds: n = 3
-// gives 64 strips of 16 per panel, 1024 lines, and 37 * 40 = 1480 lines here).
+// gives 64 strips of 16 per panel, 1024 lines, and 1488 lines here: 93 strips, a full panel and
+// a partial one).
 BOOST_AUTO_TEST_CASE(many_panels_contiguous_runs) {
   check_solve<2>({kronex::gallery::bspline_mass<double>(3, 2), eye(1488)}, {3, 1488}, "(3,1488) mode 0, R % 16 == 0");
   check_solve<2>({kronex::gallery::bspline_mass<double>(5, 3, boundary::clamped), eye(1100)}, {5, 1100},
