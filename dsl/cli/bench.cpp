@@ -7,6 +7,7 @@
 //           at the bandwidth measured on that backend in this run (host: triad; device: a large
 //           device-to-device copy); time/floor is how far the plans are from it.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +16,10 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <system_error>
+
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/command.hpp"
@@ -119,6 +124,7 @@ struct row {
   std::vector<std::size_t> shape;
   dsl::dtype type;
   int reps = 0;
+  std::vector<double> samples;  // the timed runs' seconds, in the order they ran
   double median = 0, min = 0, max = 0, bytes = 0, flops = 0, floor = 0, residual = 0;
   std::size_t steps = 0;
   double unknowns() const {
@@ -140,10 +146,25 @@ std::string plot_script() {
   return KRONEX_PLOT_SCRIPT_SOURCE;
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
+// Runs argv[0] (looked up on PATH) with these arguments, without a shell, so no file name is
+// ever parsed as shell syntax; waits for it. Returns "" on exit status 0, else what went wrong.
+std::string run_program(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::cout.flush();  // the table comes before anything the program prints
+  pid_t pid = 0;
+  if (const int err = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ)) {
+    return "cannot start " + args[0] + " (" + std::error_code(err, std::generic_category()).message() + ")";
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR)
+      return "cannot wait for " + args[0] + " (" + std::error_code(errno, std::generic_category()).message() + ")";
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  return WIFEXITED(status) ? args[0] + " exited with status " + std::to_string(WEXITSTATUS(status))
+                           : args[0] + " was killed by signal " + std::to_string(WTERMSIG(status));
 }
 
 void bench(const bench_options& o) {
@@ -206,6 +227,7 @@ void bench(const bench_options& o) {
         t.push_back(exe->timed_run());
       }
       bar.show(r.reps, r.reps);
+      r.samples = t;
       std::sort(t.begin(), t.end());
       r.median = t[t.size() / 2];
       r.min = t.front();
@@ -239,7 +261,7 @@ void bench(const bench_options& o) {
   for (const auto& r : rows) {
     j["rows"].push_back({{"params", r.params}, {"backend", r.backend}, {"shape", r.shape},
                          {"value_type", dsl::to_string(r.type)}, {"unknowns", r.unknowns()}, {"reps", r.reps},
-                         {"time_s", {{"median", r.median}, {"min", r.min}, {"max", r.max}}},
+                         {"time_s", {{"median", r.median}, {"min", r.min}, {"max", r.max}}}, {"samples_s", r.samples},
                          {"gdof_per_s", r.unknowns() / r.median * 1e-9}, {"gb_per_s", r.bytes / r.median * 1e-9},
                          {"plan_bytes", r.bytes}, {"plan_flops", r.flops}, {"floor_s", r.floor},
                          {"time_over_floor", r.median / r.floor}, {"residual", r.residual}});
@@ -252,14 +274,15 @@ void bench(const bench_options& o) {
     const char* python = std::getenv("KRONEX_PYTHON");
     std::error_code ec;
     const std::string interpreter = python ? python : std::filesystem::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3";
-    const std::string cmd = shell_quote(interpreter) + " " + shell_quote(plot_script()) + " " +
-                            shell_quote(json_path) + " " + shell_quote(o.plot);
-    const int status = std::system(cmd.c_str());
+    const std::vector<std::string> cmd{interpreter, plot_script(), json_path, o.plot};
+    const std::string failure = run_program(cmd);
     if (o.json.empty()) std::remove(json_path.c_str());
-    if (status != 0) {
+    if (!failure.empty()) {
       // Not an input error: exit code 1.
-      throw external_failure("plotting failed (" + cmd + "): it needs python3 with matplotlib (Debian: "
-                               "python3-matplotlib); set KRONEX_PYTHON to choose the interpreter");
+      std::string line;
+      for (const auto& a : cmd) line += (line.empty() ? "" : " ") + a;
+      throw external_failure("plotting failed: " + failure + " (running " + line + "); it needs python3 with "
+                             "matplotlib (Debian: python3-matplotlib); set KRONEX_PYTHON to choose the interpreter");
     }
     std::cout << "wrote " << o.plot << '\n';
   }

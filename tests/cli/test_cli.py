@@ -9,10 +9,12 @@ outputs, explain --json and bench --json/--plot.
 Randomised inputs use a fixed seed, printed at the start."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 import numpy as np
@@ -25,8 +27,9 @@ DEVICE = os.environ.get("KRONEX_TEST_DEVICE", "1") == "1"
 BACKENDS = ["host", "device"] if DEVICE else ["host"]
 
 
-def kronex(*args, cwd=None, stdin=None):
-    return subprocess.run([KRONEX, *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300)
+def kronex(*args, cwd=None, stdin=None, env=None):
+    return subprocess.run([KRONEX, *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def rel(a, b):
@@ -201,48 +204,105 @@ class ExitCodesAndErrors(Base):
         self.assertIn("ends with an operator", self.fails(2, "run", "kron(mass(8, 3))").stderr)
 
     def test_out_is_atomic(self):
+        # The output is written to a temporary file that is renamed onto x.npy: x.npy then names a
+        # new file (a new inode), and a second name for the old file (a hard link) keeps the old
+        # contents. A writer that truncated and rewrote x.npy in place would change both.
         target = self.path("x.npy")
         with open(target, "w") as f:
             f.write("old contents")
+        os.link(target, self.path("old.npy"))
+        old_inode = os.stat(target).st_ino
         # A failing program leaves the existing file alone, and no temporary behind.
         self.fails(2, "run", "kron(mass(8, 3)).solve(npy(\"nope.npy\"))", "--out", "x.npy")
         self.assertEqual(self.read("x.npy"), "old contents")
+        self.assertEqual(os.stat(target).st_ino, old_inode)
         # A missing directory is refused before any work.
         r = self.fails(2, "run", "kron(mass(8, 3)).solve(ones())", "--out", "no/such/dir/x.npy")
         self.assertIn("does not exist", r.stderr)
         self.ok("run", "kron(mass(8, 3)).solve(ones())", "--out", "x.npy")
         self.assertEqual(np.load(target).shape, (8,))
-        self.assertEqual(sorted(os.listdir(self.dir)), ["x.npy"])
+        self.assertNotEqual(os.stat(target).st_ino, old_inode)
+        self.assertEqual(self.read("old.npy"), "old contents")
+        self.assertEqual(sorted(os.listdir(self.dir)), ["old.npy", "x.npy"])
 
 
 class ExplainAndBench(Base):
-    def test_explain_json_matches_text(self):
-        program = "K = kron(mass(8, 3), mass(6, 2, periodic)); K.solve(K.transpose().apply(random(3)))"
+    def test_explain_json_states_the_plan(self):
+        # Four modes: an identity factor (skipped, no step), a fused pair (modes 2 and 3: 32 slabs
+        # of 6 x 5), an unfused mode 0 (one slab only). The expected plans are worked out here by
+        # hand; the text output comes from a separate run of `kronex explain`.
+        program = ("K = kron(mass(8, 3), identity(4), mass(6, 2, periodic), mass(5, 1)); "
+                   "K.solve(K.transpose().apply(random(3)))")
         text = self.ok("explain", program).stdout
         j = json.loads(self.ok("explain", program, "--json").stdout)
-        self.assertEqual(len(j["stages"]), 2)
-        self.assertEqual([s["kind"] for s in j["stages"]], ["apply", "solve"])
-        for s in j["stages"]:
-            self.assertIn(s["plan"]["text"], text)
-            self.assertEqual(s["plan"]["shape"], [8, 6])
         self.assertEqual(j["value_type"], "float64")
+        self.assertEqual(j["shape"], [8, 4, 6, 5])
+        self.assertEqual([s["kind"] for s in j["stages"]], ["apply", "solve"])
+        size = 8 * 4 * 6 * 5 * 8  # bytes of the tensor
+        for s, trans, method, setup in zip(j["stages"], "TN", ["band_matvec", "lu_subst"], ["matvec", "gbtrf"]):
+            plan = s["plan"]
+            self.assertEqual(plan["shape"], [8, 4, 6, 5])
+            self.assertEqual([f["method"].split()[0] for f in plan["setup"]], [setup, "skipped", setup, setup])
+            steps = plan["steps"]
+            self.assertEqual([(st["kind"], st["mode"], st["factor"], st["trans"], st["method"]) for st in steps],
+                             [(s["kind"], m, m, trans, method) for m in (0, 2, 3)])
+            self.assertEqual([st["view"] for st in steps], [[1, 8, 120], [32, 6, 5], [192, 5, 1]])
+            self.assertEqual([st.get("fused_with_next", False) for st in steps], [False, True, False])
+            # Unfused: the tensor read and written once; a fused pair reads it once and writes it once.
+            self.assertEqual([st["bytes"] for st in steps], [2 * size, size, size])
+            self.assertEqual(plan["bytes"], sum(st["bytes"] for st in steps))
+            self.assertEqual(plan["flops"], sum(st["flops"] for st in steps))
+            # The text output of the separate run holds this plan and a line for each step.
+            self.assertIn(plan["text"], text)
+            for i, st in enumerate(steps):
+                self.assertRegex(text, r"\n    %d  %s  mode %d  f%d %s  %s  %s\(%s\)" % (
+                    i, st["kind"], st["mode"], st["factor"], st["trans"], st["method"],
+                    r"fused with %d  " % (i + 1) if st.get("fused_with_next") else "", ",".join(map(str, st["view"]))))
 
     def test_bench_sweep_json_and_plot(self):
         backend = "all" if DEVICE else "host"
+        start = time.monotonic()
         r = self.ok("bench", "kron(mass($n, 3), mass($n, 2, periodic)).solve(random(1))", "--sweep", "n=8:16:x2",
-                    "--backend", backend, "--reps", "3", "--json", "b.json", "--plot", "b.svg")
+                    "--backend", backend, "--reps", "4", "--json", "b.json", "--plot", "b.svg")
+        wall = time.monotonic() - start
         self.assertIn("GDOF/s", r.stdout)
         self.assertIn("time/floor", r.stdout)
         self.assertEqual(r.stderr, "")  # no progress bar when stderr is not a terminal
         rows = json.loads(self.read("b.json"))["rows"]
         self.assertEqual(len(rows), 4 if DEVICE else 2)
         for row in rows:
-            self.assertEqual(row["reps"], 3)
-            self.assertLessEqual(row["time_s"]["min"], row["time_s"]["median"])
-            self.assertLessEqual(row["time_s"]["median"], row["time_s"]["max"])
+            # The statistics are those of the recorded runs (the median is element reps / 2 of the
+            # sorted times), each run took time, and all of them fit in the command's wall time.
+            samples = row["samples_s"]
+            self.assertEqual(row["reps"], 4)
+            self.assertEqual(len(samples), 4)
+            self.assertTrue(all(t > 0 for t in samples), samples)
+            self.assertEqual(row["time_s"], {"median": sorted(samples)[2], "min": min(samples), "max": max(samples)})
+            self.assertAlmostEqual(row["gdof_per_s"], row["unknowns"] / row["time_s"]["median"] * 1e-9)
             self.assertLess(row["residual"], 1e-12)
+        self.assertLess(sum(sum(row["samples_s"]) for row in rows), wall)
+        self.assertIn("wrote b.svg\n", r.stdout)
         self.assertTrue(self.read("b.svg").lstrip().startswith("<?xml"))
         self.assertEqual(sorted(os.listdir(self.dir)), ["b.json", "b.svg"])
+
+    def test_plot_script_gets_file_names_verbatim_and_its_failure_is_reported(self):
+        # A stand-in plot script records its arguments and fails: the names reach it as given
+        # (no shell splits or expands them) and its exit status is reported, exit code 1.
+        with open(self.path("plot.py"), "w") as f:
+            f.write("import json, sys\nwith open(sys.argv[1]) as f: json.load(f)\n"
+                    "with open('argv.json', 'w') as f: json.dump(sys.argv[1:], f)\nsys.exit(3)\n")
+        plot = "a b;$(touch pwned)'.svg"
+        r = self.fails(1, "bench", "kron(mass(8, 3)).solve(ones())", "--reps", "2", "--no-plan", "--plot", plot,
+                       env={"KRONEX_PYTHON": sys.executable, "KRONEX_PLOT_SCRIPT": self.path("plot.py")})
+        self.assertIn("plotting failed: %s exited with status 3" % sys.executable, r.stderr)
+        rows, out = json.loads(self.read("argv.json"))
+        self.assertRegex(rows, "^" + re.escape(plot) + r"\.json\.tmp-[0-9]+$")
+        self.assertEqual(out, plot)
+        self.assertEqual(sorted(os.listdir(self.dir)), ["argv.json", "plot.py"])  # the rows' temporary removed
+        r = self.fails(1, "bench", "kron(mass(8, 3)).solve(ones())", "--reps", "2", "--no-plan", "--plot", "x.svg",
+                       env={"KRONEX_PYTHON": self.path("no-such-python")})
+        self.assertIn("plotting failed: cannot start %s (No such file or directory)" % self.path("no-such-python"),
+                      r.stderr)
 
 
 if __name__ == "__main__":
