@@ -2,7 +2,7 @@
 // kronex::factor_from_entries(n, entries): an n x n factor from a list of (row, col, value)
 // entries (0-based), in the storage their nonzero pattern needs. This is how code that reads
 // matrices from files or other libraries (the kronex DSL's Matrix Market reader among them) gets
-// the factor kronex solves fastest with, without choosing the storage itself:
+// the most compact storage, without choosing it itself:
 //
 //   1. diagonal_factor<T> when every nonzero entry is on the diagonal (a zero matrix included);
 //   2. else the narrowest band holding every nonzero entry: clamped (kl = max(i - j),
