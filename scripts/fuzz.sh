@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-30}
 cmake -S dsl/fuzz -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/fuzz -j "${KRONEX_JOBS:-$(nproc)}"
-for target in parser mtx; do
+for target in parser mtx npy; do
   scratch=build/fuzz/corpus-$target
   mkdir -p "$scratch"
   echo "== fuzzing the $target for ${seconds}s"

@@ -43,5 +43,5 @@ cmake --preset asan
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs" --label-exclude compile_fail   # compile-fail tests ran above
 
-echo "== kronex: fuzzing the DSL parser and the Matrix Market reader"
+echo "== kronex: fuzzing the DSL parser, the Matrix Market reader and the npy reader"
 scripts/fuzz.sh "${KRONEX_FUZZ_SECONDS:-20}"

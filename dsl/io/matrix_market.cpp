@@ -251,7 +251,7 @@ void check_triangle(const line_reader& r, const header& h, const std::string& sy
     r.fail("diagonal entry " + at + " = " + value_text(v, true) + " is not real; a hermitian matrix has a real diagonal");
 }
 
-// Mirrors the stored triangle, sums duplicates, drops zeros and sorts by (row, col).
+// Mirrors the stored triangle, then sums duplicates, drops zeros and sorts by (row, col).
 void finish(std::vector<entry>& e, const header& h) {
   using S = header::symmetry_kind;
   if (h.symmetry != S::general) {
@@ -264,15 +264,7 @@ void finish(std::vector<entry>& e, const header& h) {
       e.push_back({x.col, x.row, v});
     }
   }
-  std::sort(e.begin(), e.end(),
-            [](const entry& a, const entry& b) { return a.row != b.row ? a.row < b.row : a.col < b.col; });
-  std::size_t out = 0;
-  for (std::size_t k = 0; k < e.size();) {
-    entry sum = e[k];
-    for (++k; k < e.size() && e[k].row == sum.row && e[k].col == sum.col; ++k) sum.value += e[k].value;
-    if (sum.value != 0.0) e[out++] = sum;
-  }
-  e.resize(out);
+  e = kronex::canonical_entries(std::move(e));
 }
 
 } // namespace
@@ -382,40 +374,7 @@ band_shape narrowest_band(const matrix_market& m) {
     throw kronex::invalid_factor("kronex::dsl::io::narrowest_band: the matrix must be square, it is " +
                                  std::to_string(m.rows) + " x " + std::to_string(m.cols));
   }
-  const std::size_t n = m.rows;
-  band_shape clamped;
-  // Offsets j - i modulo n of the off-diagonal entries: a periodic band [-kl, ku] holds residue
-  // r when r <= ku (upper diagonals) or r >= n - kl (lower diagonals wrapped around).
-  std::vector<std::size_t> residues;
-  for (const entry& e : m.entries) {
-    // The struct is public: guard the indexing that to_factor does with these entries.
-    if (e.row >= n || e.col >= n) {
-      throw kronex::invalid_factor("kronex::dsl::io::narrowest_band: entry (" + std::to_string(e.row) + ", " +
-                                   std::to_string(e.col) + ") is outside the " + std::to_string(n) + " x " +
-                                   std::to_string(n) + " matrix");
-    }
-    if (e.row > e.col) clamped.kl = std::max(clamped.kl, e.row - e.col);
-    if (e.col > e.row) clamped.ku = std::max(clamped.ku, e.col - e.row);
-    if (e.row != e.col) residues.push_back((e.col + n - e.row) % n);
-  }
-  std::sort(residues.begin(), residues.end());
-  residues.erase(std::unique(residues.begin(), residues.end()), residues.end());
-
-  // The sorted residues split in two: those up to residues[k-1] go to the upper band, the rest to
-  // the lower one. Try every split; the smallest kl+ku wins, then the smaller max(kl, ku).
-  band_shape periodic{0, 0, kronex::boundary::periodic};
-  bool found = false;
-  for (std::size_t k = 0; k <= residues.size(); ++k) {
-    const std::size_t ku = k == 0 ? 0 : residues[k - 1];
-    const std::size_t kl = k == residues.size() ? 0 : n - residues[k];
-    const bool better = !found || kl + ku < periodic.kl + periodic.ku ||
-                        (kl + ku == periodic.kl + periodic.ku && std::max(kl, ku) < std::max(periodic.kl, periodic.ku));
-    if (better) { periodic.kl = kl; periodic.ku = ku; found = true; }
-  }
-  // pw < n holds by construction (ku = largest residue, kl = 0 is a candidate), and banded<T>
-  // requires it: checked anyway so that the rule reads as documented.
-  const std::size_t pw = periodic.kl + periodic.ku;
-  return pw < clamped.kl + clamped.ku && pw < n ? periodic : clamped;
+  return kronex::choose_storage(m.rows, m.entries).band;
 }
 
 namespace {
@@ -444,18 +403,9 @@ kronex::any_factor<T> to_factor(const matrix_market& m, const std::string& name)
     throw file_error(name, 0, "has complex entries; ask for complex64 or complex128");
 
   const std::size_t n = m.rows;
-  const band_shape b = narrowest_band(m);
-  const std::size_t width = b.kl + b.ku + 1;
-  const bool diagonal = b.kl == 0 && b.ku == 0;
-  const bool band = !diagonal && width <= n / 2;
-  const std::size_t stored = diagonal ? n : band ? mul_sat(n, width) : mul_sat(n, n);
-  if (stored > max_stored_values) {
-    throw file_error(name, 0, "a " + shape + " factor stored " + (diagonal ? "as a diagonal" : band ? "as a band" : "dense") +
-                                  " needs " + std::to_string(stored) + " values, more than the limit of " +
-                                  std::to_string(max_stored_values));
-  }
-
-  const auto value = [&](const entry& e) {
+  std::vector<kronex::entry<T>> entries;
+  entries.reserve(m.entries.size());
+  for (const entry& e : m.entries) {
     const T v = to_value<T>(e.value);
     // Only float32 can overflow here (the file's values are finite doubles).
     if (!finite(v)) {
@@ -463,22 +413,18 @@ kronex::any_factor<T> to_factor(const matrix_market& m, const std::string& name)
                                     value_text(e.value, m.is_complex) + " does not fit in " +
                                     kronex::value_traits<T>::name);
     }
-    return v;
-  };
-
-  if (diagonal) {
-    std::vector<T> d(n, T(0));
-    for (const entry& e : m.entries) d[e.row] = value(e);
-    return kronex::diagonal_factor<T>(std::move(d));
+    entries.push_back({e.row, e.col, v});
   }
-  if (band) {
-    kronex::banded<T> a(n, b.kl, b.ku, b.bc);
-    for (const entry& e : m.entries) a(e.row, e.col) = value(e);
-    return a;
+  // The storage is the library's choice; checked against the limit before anything is allocated.
+  const kronex::factor_storage s = kronex::choose_storage(n, entries);
+  if (s.stored_values() > max_stored_values) {
+    const char* how = s.kind == kronex::factor_kind::diagonal ? "as a diagonal"
+                    : s.kind == kronex::factor_kind::banded   ? "as a band"
+                                                              : "dense";
+    throw file_error(name, 0, "a " + shape + " factor stored " + how + " needs " + std::to_string(s.stored_values()) +
+                                  " values, more than the limit of " + std::to_string(max_stored_values));
   }
-  xt::xtensor<T, 2> a = xt::zeros<T>({n, n});
-  for (const entry& e : m.entries) a(e.row, e.col) = value(e);
-  return a;
+  return kronex::factor_from_entries(s, entries);
 }
 
 template kronex::any_factor<float> to_factor<float>(const matrix_market&, const std::string&);

@@ -1,7 +1,7 @@
 #pragma once
 // Matrix Market files (https://math.nist.gov/MatrixMarket/formats.html) for the DSL's mtx("A.mtx"):
-// a strict reader that reports every problem as a file_error with the line, and the choice of
-// storage (diagonal, clamped or periodic band, dense) for a square matrix read from a file.
+// a strict reader that reports every problem as a file_error with the line, and the factor for a
+// square matrix read from a file (its storage is the library's rule, kronex::factor_from_entries).
 //
 // The reader never allocates from a count announced in the file: entries are appended as they
 // are read, so a file that claims 10^18 entries fails with "announces ..., has only ..." instead
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include <kronex/factors/any_factor.hpp>
-#include <kronex/factors/boundary.hpp>
+#include <kronex/factors/from_entries.hpp>
 
 namespace kronex::dsl::io {
 
@@ -27,12 +27,10 @@ struct matrix_market {
   std::string format, field, symmetry;  // header words, lower case: coordinate|array,
                                         // real|complex|integer|pattern,
                                         // general|symmetric|skew-symmetric|hermitian
-  struct entry {
-    std::size_t row, col;               // 0-based
-    std::complex<double> value;
-  };
-  // Sorted by (row, col), each position once: symmetric, skew-symmetric and hermitian files are
-  // expanded to both triangles, duplicates summed (as scipy does), zeros (explicit or summed) dropped.
+  using entry = kronex::entry<std::complex<double>>;  // 0-based
+  // kronex::canonical_entries: sorted by (row, col), each position once, duplicates summed (as
+  // scipy does), zeros (explicit or summed) dropped; symmetric, skew-symmetric and hermitian files
+  // are expanded to both triangles first.
   std::vector<entry> entries;
 };
 
@@ -44,19 +42,15 @@ matrix_market parse_matrix_market(std::istream& in, const std::string& name);
 // Opens `path` (file_error, line 0, if it cannot be opened) and parses it.
 matrix_market read_matrix_market(const std::string& path);
 
-// The narrowest band holding every entry of a square matrix: clamped (kl = max i-j, ku = max j-i),
-// or periodic (the band wrapping around the corners) when that is strictly narrower (smaller
-// kl+ku) and kl+ku < n. kl = ku = 0 means diagonal (or no entries at all).
-struct band_shape {
-  std::size_t kl = 0, ku = 0;
-  kronex::boundary bc = kronex::boundary::clamped;
-};
+// The narrowest band holding every entry of a square matrix, as kronex::choose_storage finds it:
+// clamped, or periodic when that is strictly narrower. kl = ku = 0 means diagonal (or no entries).
+using band_shape = kronex::band_shape;
 band_shape narrowest_band(const matrix_market& m);  // throws kronex::error unless square
 
-// The storage the DSL uses for a square matrix from a file: diagonal_factor when only the diagonal
-// has entries; else banded<T> over narrowest_band when kl+ku+1 <= n/2; else dense xtensor<T, 2>.
-// file_error (line 0, path `name`) if the matrix is not square, is empty, is complex and T is real,
-// or would store more than max_stored_values values.
+// The factor for a square matrix from a file, in the storage kronex::factor_from_entries chooses
+// (diagonal, clamped or periodic band, dense). file_error (line 0, path `name`) if the matrix is
+// not square, is empty, is complex and T is real, has a value T cannot hold, or would store more
+// than max_stored_values values.
 template <class T>
 kronex::any_factor<T> to_factor(const matrix_market& m, const std::string& name);
 

@@ -229,11 +229,14 @@ npy_array read_npy(const std::string& path) {
                                   accepted_dtypes);
   }
 
-  // The data must all be there before xtensor allocates for it.
-  std::uint64_t count = 1;
+  // The data must all be there before xtensor allocates for it. The nonzero dimensions are bounded
+  // even when a zero one makes the array empty: xtensor multiplies them out for the strides (as
+  // numpy, which refuses such shapes too).
+  std::uint64_t count = 1, extent = 1;
   for (std::size_t d : h.shape) {
-    if (d != 0 && count > std::numeric_limits<std::uint64_t>::max() / 16 / d)
+    if (d != 0 && extent > std::numeric_limits<std::uint64_t>::max() / 16 / d)
       throw file_error(path, 0, "the shape " + format_shape(h.shape) + " is too large");
+    if (d != 0) extent *= d;
     count *= d;
   }
   const std::uint64_t bytes = count * word_size(*type);

@@ -200,6 +200,20 @@ BOOST_AUTO_TEST_CASE(truncated_files) {
                    "the shape (4611686018427387904, 4) is too large");
 }
 
+// A zero dimension makes the array empty, but xtensor still multiplies the others out for the
+// strides (a signed overflow, found by the npy fuzz target): numpy refuses these shapes, so do we.
+BOOST_AUTO_TEST_CASE(empty_arrays_with_huge_dimensions) {
+  scratch s;
+  expect_npy_error(s.write("a.npy", npy_bytes("{'descr': '<f8', 'fortran_order': True, 'shape': (10, 0, 2, 6213041935573965934), }", "")),
+                   "the shape (10, 0, 2, 6213041935573965934) is too large");
+  expect_npy_error(s.write("b.npy", npy_bytes("{'descr': '<c8', 'fortran_order': False, 'shape': (1152921504606846976, 16, 0), }", "")),
+                   "the shape (1152921504606846976, 16, 0) is too large");
+  // Within the bound, an empty array with a large dimension is read.
+  const npy_array e = read_npy(s.write("c.npy", npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 1099511627776), }", "")));
+  BOOST_TEST(e.shape == shape_t({0, 1099511627776}), boost::test_tools::per_element());
+  BOOST_TEST(values<double>(e).size() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(malformed_headers) {
   scratch s;
   const std::string bad = "malformed npy header: ";
