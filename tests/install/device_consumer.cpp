@@ -6,7 +6,7 @@
 #include <kronex/device.hpp>
 
 int main() {
-  if (!kronex::detail::device::available()) {
+  if (!kronex::device::available()) {
     std::cout << "device consumer: no device visible: skipped\n";
     return 77;
   }

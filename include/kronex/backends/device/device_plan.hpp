@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
-#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +20,7 @@
 #include "../../plan/plan.hpp"
 #include "../../plan/schedule.hpp"
 #include "../host/host_plan.hpp"
+#include "device_buffer.hpp"
 #include "runtime.hpp"
 #include "transfers.hpp"
 
@@ -77,7 +77,7 @@ public:
     const std::size_t steps = m_steps.size();
     const bool lone_gemm = steps == 1 && is_gemm(m_steps[0].how);
     m_buffers.resize(steps >= 3 ? 2 : (steps == 2 || lone_gemm ? 1 : 0));
-    for (auto& b : m_buffers) device::allocate(b, m_size);
+    for (auto& b : m_buffers) b = device_buffer<T>(m_size);
     m_desc.workspace_bytes = m_buffers.size() * m_size * sizeof(T) + m_staging.size() * sizeof(T);
   }
 
@@ -119,15 +119,14 @@ private:
 
   T* buffer_other_than(const T* p) {
     for (auto& b : m_buffers)
-      if (thrust::raw_pointer_cast(b.data()) != p) return thrust::raw_pointer_cast(b.data());
+      if (b.data() != p) return b.data();
     throw error("kronex: device plan internal error: no free ping-pong buffer");
   }
 
-  // Uploads n values from the host into a new device vector (counted: a setup transfer).
-  std::size_t upload(std::deque<thrust::device_vector<T>>& to, const std::vector<T>& values, const char* what) {
-    to.emplace_back();
-    device::allocate(to.back(), values.size());
-    transfer(device::copy_direction::host_to_device, thrust::raw_pointer_cast(to.back().data()), values.data(),
+  // Uploads n values from the host into a new device buffer (counted: a setup transfer).
+  std::size_t upload(std::vector<device_buffer<T>>& to, const std::vector<T>& values, const char* what) {
+    to.emplace_back(values.size());
+    transfer(device::copy_direction::host_to_device, to.back().data(), values.data(),
              values.size() * sizeof(T), what);
     return to.size() - 1;
   }
@@ -220,14 +219,14 @@ private:
     const step& st = m_desc.steps[s];
     const device_step& ds = m_steps[s];
     const long L = long(st.view[0]), n = long(st.view[1]), R = long(st.view[2]);
-    auto matrix = [&] { return thrust::raw_pointer_cast(m_matrices[ds.payload].data()); };
+    auto matrix = [&] { return m_matrices[ds.payload].data(); };
     switch (ds.how) {
       case method::copy:
         if (src != dst) device::copy_on_device(*m_ctx, dst, src, m_size * sizeof(T));
         break;
       case method::scale:
         device::scale_mode(*m_ctx, st.view[0], st.view[1], st.view[2],
-                           thrust::raw_pointer_cast(m_scales[ds.payload].data()), src, dst);
+                           m_scales[ds.payload].data(), src, dst);
         break;
       case method::gemm_last:  // lines contiguous: Y^c (n x L) = M (n x n) * X^c (n x L)
         device::blas<T>::gemm(*m_ctx, 'N', 'N', n, L, n, matrix(), n, src, n, dst, n);
@@ -255,13 +254,11 @@ private:
   std::shared_ptr<device::context> m_ctx;
   plan_description m_desc;
   std::vector<device_step> m_steps;                  // parallel to m_desc.steps
-  // Deques: device vectors are never copied or moved (header code must not instantiate the
-  // device algorithms a copy needs).
-  std::deque<thrust::device_vector<T>> m_matrices;  // column-major n x n, one per GEMM step
-  std::deque<thrust::device_vector<T>> m_scales;
+  std::vector<device_buffer<T>> m_matrices;  // column-major n x n, one per GEMM step
+  std::vector<device_buffer<T>> m_scales;
   std::vector<std::unique_ptr<host_plan<T>>> m_staged;
   std::vector<T> m_staging;                          // host copy of the tensor for staged steps
-  std::deque<thrust::device_vector<T>> m_buffers;   // ping-pong
+  std::vector<device_buffer<T>> m_buffers;   // ping-pong
 };
 
 } // namespace kronex::detail
