@@ -1,4 +1,5 @@
-// The device backend through the installed package: kronex::device_cpu (or device_cuda), a
+// The device backend through the installed package, compiled by the C++ compiler with no Thrust
+// or CUDA flags: kronex::device_cpu (target device_consumer) or device_cuda (device_consumer_cuda), a
 // device_tensor round trip and a solve with no transfer, checked against the host solve.
 #include <cmath>
 #include <iostream>
