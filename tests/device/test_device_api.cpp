@@ -6,7 +6,8 @@
 //    allocation;
 //  - kronex::device::copy copies exactly the bytes asked for, device to device, with no counted
 //    transfer; device_tensor's copy constructor gives independent storage;
-//  - the timer measures the work between start and stop (non-negative, finite) and is reusable.
+//  - the timer measures the work between start and stop (non-negative, finite) and is reusable;
+//  - kronex/device.hpp includes no Thrust (compile-time check).
 // Built against the CPU device and against CUDA.
 #define BOOST_TEST_MODULE test_device_api
 #include <boost/test/unit_test.hpp>
@@ -22,6 +23,11 @@
 #include <xtensor/xadapt.hpp>
 
 #include "kronex_device_test_support.hpp"
+
+// The boundary itself: no public kronex header may pull in Thrust.
+#ifdef THRUST_VERSION
+#error "a kronex header included Thrust: Thrust must stay inside the device runtimes (src/device/)"
+#endif
 
 namespace {
 

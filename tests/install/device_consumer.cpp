@@ -6,6 +6,11 @@
 
 #include <kronex/device.hpp>
 
+// The boundary itself: no public kronex header may pull in Thrust.
+#ifdef THRUST_VERSION
+#error "a kronex header included Thrust: Thrust must stay inside the device runtimes (src/device/)"
+#endif
+
 int main() {
   if (!kronex::device::available()) {
     std::cout << "device consumer: no device visible: skipped\n";

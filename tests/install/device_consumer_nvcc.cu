@@ -7,9 +7,14 @@
 #include <cmath>
 #include <iostream>
 
-#include <thrust/device_vector.h>
-
 #include <kronex/device.hpp>
+
+// The boundary itself: no public kronex header may pull in Thrust.
+#ifdef THRUST_VERSION
+#error "a kronex header included Thrust: Thrust must stay inside the device runtimes (src/device/)"
+#endif
+
+#include <thrust/device_vector.h>
 
 __global__ void fill_sin(double* x, std::size_t n) {
   const std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
