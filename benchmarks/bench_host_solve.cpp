@@ -14,7 +14,7 @@
 
 #include <kronex/kronex.hpp>
 
-#include "support/membw.hpp"
+#include <kronex_bench/membw.hpp>
 
 #ifndef KRONEX_BENCHMARK_FLAGS
 #define KRONEX_BENCHMARK_FLAGS "unknown flags"

@@ -12,7 +12,7 @@
 //   exch       exchanges per solve (solver.exchanges()) next to psydac's count: two all-to-alls
 //              per split mode (2 x the number of grid entries > 1)
 //   floor      the 3-pass memory floor of the largest local block: 48 bytes per local unknown at
-//              the triad bandwidth (benchmarks/support/membw.hpp) measured in this run on every
+//              the triad bandwidth (benchmarks/support/kronex_bench/membw.hpp) measured in this run on every
 //              rank at once, per rank; it leaves out communication, so time/floor shows what
 //              the exchanges (and oversubscription) add to the local solves
 //   residual   |K x - b|_max / |b|_max with K applied by a distributed apply (outside the timing)
@@ -34,7 +34,7 @@
 
 #include <kronex/mpi.hpp>
 
-#include "support/membw.hpp"
+#include <kronex_bench/membw.hpp>
 
 #ifndef KRONEX_BENCHMARK_FLAGS
 #define KRONEX_BENCHMARK_FLAGS "unknown flags"

@@ -1,10 +1,11 @@
 # The device runtimes: one compiled library per device system, built from the same sources
-# (src/device/thrust_ops.inl is the shared Thrust code). Header code never instantiates device
-# algorithms; it calls these libraries (include/kronex/backends/device/runtime.hpp).
+# (src/device/thrust_ops.inl is the shared Thrust code). Header code never sees Thrust; it calls
+# these libraries through raw pointers and sizes (include/kronex/backends/device/runtime.hpp),
+# so Thrust, its device system and its include path are PRIVATE to each runtime: consumers get
+# no Thrust flags and may use any Thrust (or none) themselves.
 #
-# Never two Thrust versions in one binary: kronex::device_cpu uses the system's Thrust
-# (/usr/include/thrust, Debian's 1.17) with THRUST_DEVICE_SYSTEM_OMP; kronex::device_cuda uses
-# the CUDA toolkit's CCCL Thrust, first on the include path of everything that links it.
+# kronex::device_cpu uses the system's Thrust (/usr/include/thrust, Debian's 1.17) with
+# THRUST_DEVICE_SYSTEM_OMP; kronex::device_cuda uses the CUDA toolkit's CCCL Thrust.
 set(kronex_device_targets "")
 
 # --- CPU device -------------------------------------------------------------------------------
@@ -26,8 +27,9 @@ if(kronex_device_cpu_ok)
   add_library(kronex_device_cpu STATIC src/device/cpu/runtime_cpu.cpp src/device/cpu/blas_host.cpp)
   add_library(kronex::device_cpu ALIAS kronex_device_cpu)
   set_target_properties(kronex_device_cpu PROPERTIES EXPORT_NAME device_cpu POSITION_INDEPENDENT_CODE ON)
-  target_compile_definitions(kronex_device_cpu PUBLIC THRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP)
-  target_link_libraries(kronex_device_cpu PUBLIC kronex OpenMP::OpenMP_CXX PRIVATE BLAS::BLAS $<BUILD_INTERFACE:kronex_warnings>)
+  target_compile_definitions(kronex_device_cpu PRIVATE THRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP)
+  # PRIVATE on a static library: consumers link OpenMP's and BLAS's libraries, without their flags.
+  target_link_libraries(kronex_device_cpu PUBLIC kronex PRIVATE OpenMP::OpenMP_CXX BLAS::BLAS $<BUILD_INTERFACE:kronex_warnings>)
   list(APPEND kronex_device_targets kronex_device_cpu)
 endif()
 
@@ -57,15 +59,11 @@ if(kronex_device_cuda_ok)
   add_library(kronex::device_cuda ALIAS kronex_device_cuda)
   set_target_properties(kronex_device_cuda PROPERTIES EXPORT_NAME device_cuda POSITION_INDEPENDENT_CODE ON
                                                       CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
-  # Host-compiled code that includes device_tensor.hpp and the nvcc-compiled runtime must agree on
-  # Thrust's types: CCCL puts them in a namespace named after the nvcc target architectures, which
-  # the host compiler does not see. Both sides therefore use Thrust's plain namespace.
-  target_compile_definitions(kronex_device_cuda PUBLIC THRUST_DISABLE_ABI_NAMESPACE THRUST_IGNORE_ABI_NAMESPACE_ERROR)
   if(KRONEX_CCCL_DIR)
-    target_include_directories(kronex_device_cuda BEFORE PUBLIC ${KRONEX_CCCL_DIR})
+    target_include_directories(kronex_device_cuda BEFORE PRIVATE ${KRONEX_CCCL_DIR})
   endif()
   target_compile_options(kronex_device_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
-  target_link_libraries(kronex_device_cuda PUBLIC kronex CUDA::cudart CUDA::cublas)
+  target_link_libraries(kronex_device_cuda PUBLIC kronex PRIVATE CUDA::cudart CUDA::cublas)
   list(APPEND kronex_device_targets kronex_device_cuda)
 endif()
 

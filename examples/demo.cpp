@@ -11,7 +11,7 @@
 
 #include <kronex/kronex.hpp>
 
-#include "../benchmarks/support/membw.hpp"
+#include <kronex_bench/membw.hpp>
 
 int main(int argc, char** argv) {
   const std::size_t n = argc > 1 ? std::size_t(std::atoi(argv[1])) : 128;

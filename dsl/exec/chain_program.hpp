@@ -17,7 +17,7 @@
 
 #include "exec/executable.hpp"
 
-namespace kronex::dsl::detail {
+namespace kronex::dsl::exec {
 
 // The factors of an operator as any_factor<T> (an untyped identity takes T).
 template <class T>
@@ -194,4 +194,4 @@ std::unique_ptr<executable> prepare_on(const evaluated_program& p, bool allocate
   });
 }
 
-} // namespace kronex::dsl::detail
+} // namespace kronex::dsl::exec

@@ -2,7 +2,7 @@
 #include "exec/chain_program.hpp"
 #include "exec/device_policy.hpp"
 
-namespace kronex::dsl::detail {
+namespace kronex::dsl::exec {
 template <>
 std::unique_ptr<executable> prepare_device<float>(const evaluated_program& p, bool allocate) { return prepare_on<device_policy, float>(p, allocate); }
-} // namespace kronex::dsl::detail
+} // namespace kronex::dsl::exec

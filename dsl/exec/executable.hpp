@@ -56,7 +56,7 @@ io::npy_array initial_operand(const evaluated_program& p);
 // ||K^-1 y - x|| / ||x||. `result` is the program's result, from any backend.
 double relative_residual(const evaluated_program& p, const io::npy_array& result);
 
-namespace detail {
+namespace exec {
 // Defined for the four value types, one translation unit each (exec/host_*.cpp, exec/device_*.cpp).
 template <class T>
 std::unique_ptr<executable> prepare_host(const evaluated_program& p, bool allocate);
@@ -70,6 +70,6 @@ KRONEX_DSL_DECLARE_PREPARE(double)
 KRONEX_DSL_DECLARE_PREPARE(std::complex<float>)
 KRONEX_DSL_DECLARE_PREPARE(std::complex<double>)
 #undef KRONEX_DSL_DECLARE_PREPARE
-} // namespace detail
+} // namespace exec
 
 } // namespace kronex::dsl

@@ -2,7 +2,7 @@
 #include "exec/chain_program.hpp"
 #include "exec/host_policy.hpp"
 
-namespace kronex::dsl::detail {
+namespace kronex::dsl::exec {
 template <>
 std::unique_ptr<executable> prepare_host<double>(const evaluated_program& p, bool allocate) { return prepare_on<host_policy, double>(p, allocate); }
-} // namespace kronex::dsl::detail
+} // namespace kronex::dsl::exec

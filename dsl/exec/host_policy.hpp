@@ -5,9 +5,9 @@
 
 #include <kronex/backends/host/host_operator.hpp>
 
-#include "support/membw.hpp"
+#include <kronex_bench/membw.hpp>
 
-namespace kronex::dsl::detail {
+namespace kronex::dsl::exec {
 
 struct host_policy {
   template <class T, std::size_t D>
@@ -36,4 +36,4 @@ struct host_policy {
   };
 };
 
-} // namespace kronex::dsl::detail
+} // namespace kronex::dsl::exec

@@ -5,7 +5,7 @@
 #include "exec/chain_program.hpp"
 #include "exec/executable.hpp"
 #if KRONEX_DSL_DEVICE
-#include <kronex/backends/device/runtime.hpp>
+#include <kronex/backends/device/device_api.hpp>
 #endif
 
 namespace kronex::dsl {
@@ -16,7 +16,7 @@ bool device_backend_built() { return KRONEX_DSL_DEVICE != 0; }
 
 std::string device_system_name() {
 #if KRONEX_DSL_DEVICE
-  return kronex::detail::device::system_name();
+  return kronex::device::system_name();
 #else
   return "none";
 #endif
@@ -25,9 +25,9 @@ std::string device_system_name() {
 std::unique_ptr<executable> prepare(const evaluated_program& p, backend_kind backend, bool allocate) {
   return with_dtype(p.type, [&](auto t) -> std::unique_ptr<executable> {
     using T = decltype(t);
-    if (backend == backend_kind::host) return detail::prepare_host<T>(p, allocate);
+    if (backend == backend_kind::host) return exec::prepare_host<T>(p, allocate);
 #if KRONEX_DSL_DEVICE
-    return detail::prepare_device<T>(p, allocate);
+    return exec::prepare_device<T>(p, allocate);
 #else
     throw backend_unavailable("kronex: this kronex command was built without a device runtime "
                               "(configure with Thrust for the CPU device, or with CUDA)");
@@ -38,8 +38,8 @@ std::unique_ptr<executable> prepare(const evaluated_program& p, backend_kind bac
 io::npy_array initial_operand(const evaluated_program& p) {
   return with_dtype(p.type, [&](auto t) {
     using T = decltype(t);
-    return detail::with_rank(p.shape.size(), [&](auto d) {
-      return io::to_npy_array(xt::xarray<T>(detail::make_operand<T, decltype(d)::value>(p)));
+    return exec::with_rank(p.shape.size(), [&](auto d) {
+      return io::to_npy_array(xt::xarray<T>(exec::make_operand<T, decltype(d)::value>(p)));
     });
   });
 }

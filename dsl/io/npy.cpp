@@ -10,11 +10,12 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <ostream>
+#include <string>
 #include <string_view>
 #include <system_error>
 #include <type_traits>
 
-#include <xtensor/xnpy.hpp>
 #include <xtl/xplatform.hpp>
 
 #include <kronex/core/value_traits.hpp>
@@ -253,12 +254,21 @@ npy_array read_npy(const std::string& path) {
   try {
     with_dtype(*type, [&](auto zero) {
       using T = decltype(zero);
-      std::vector<std::size_t> shape = h.shape;
-      xt::detail::npy_file file(shape, h.fortran_order, xt::detail::build_typestring<T>());
-      in.read(file.ptr(), std::streamsize(bytes));
-      if (std::uint64_t(in.gcount()) != bytes) throw file_error(path, 0, "cannot read the data (I/O error)");
-      // The view's strides follow the file's order; assigning to a row-major xarray reorders.
-      result.data = xt::xarray<T>(file.cast<T>());
+      // The data is read straight into an array of the file's order (native byte order, checked
+      // above); assigning a Fortran-order one to a row-major xarray reorders it.
+      auto read_into = [&](auto& a) {
+        in.read(reinterpret_cast<char*>(a.data()), std::streamsize(bytes));
+        if (std::uint64_t(in.gcount()) != bytes) throw file_error(path, 0, "cannot read the data (I/O error)");
+      };
+      if (h.fortran_order) {
+        auto f = xt::xarray<T, xt::layout_type::column_major>::from_shape(h.shape);
+        read_into(f);
+        result.data = xt::xarray<T>(f);
+      } else {
+        auto c = xt::xarray<T>::from_shape(h.shape);
+        read_into(c);
+        result.data = std::move(c);
+      }
     });
   } catch (const file_error&) {
     throw;
@@ -283,11 +293,34 @@ xt::xarray<T> convert(const npy_array& a, const std::string& name) {
   }, a.data);
 }
 
+namespace {
+
+// An npy 1.0 file as np.save writes it: magic, version, header length, the header dict padded
+// with spaces to a multiple of 64 bytes and ended by '\n', then the values in C order.
+template <class T>
+void write_npy(std::ostream& out, const xt::xarray<T>& x) {
+  const char native = xtl::endianness() == xtl::endian::little_endian ? '<' : '>';
+  std::string dict = std::string("{'descr': '") + native + (is_complex_v<T> ? 'c' : 'f') + std::to_string(sizeof(T)) +
+                     "', 'fortran_order': False, 'shape': (";
+  for (std::size_t k = 0; k < x.dimension(); ++k) dict += (k ? ", " : "") + std::to_string(x.shape()[k]);
+  dict += x.dimension() == 1 ? ",), }" : "), }";
+  const std::size_t prefix = 10;  // magic (6), version (2), header length (2)
+  dict.append(63 - (prefix + dict.size()) % 64, ' ');
+  dict += '\n';
+  const unsigned char pre[prefix] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<unsigned char>(dict.size() & 0xff),
+                                     static_cast<unsigned char>(dict.size() >> 8)};
+  out.write(reinterpret_cast<const char*>(pre), prefix);
+  out << dict;
+  out.write(reinterpret_cast<const char*>(x.data()), std::streamsize(x.size() * sizeof(T)));
+}
+
+} // namespace
+
 template <class T>
 void write_npy_atomic(const std::string& path, const xt::xarray<T>& x) {
   // Our own stream rather than xt::dump_npy(path, x), which never checks that the writes or the
   // close succeeded.
-  write_file_atomic(path, [&](std::ostream& out) { xt::detail::dump_npy_stream(out, x); });
+  write_file_atomic(path, [&](std::ostream& out) { write_npy(out, x); });
 }
 
 #define KRONEX_DSL_NPY_INSTANTIATE(T)                                        \

@@ -2,10 +2,10 @@
 // NumPy .npy files for the DSL's npy("b.npy") and for writing results: the four kronex value types
 // only, read into row-major xarrays, written atomically.
 //
-// xtensor loads and writes the data (xt::detail::npy_file, dump_npy_stream); the header is parsed
-// here, in full, because xtensor's parser trusts the file: it sign-extends header lengths, indexes
-// empty strings, wraps negative or huge shapes into small allocations and does not notice
-// truncated data. Every check happens before xtensor allocates anything.
+// The format is read and written here, not by xtensor's npy code: its parser trusts the file (it
+// sign-extends header lengths, indexes empty strings, wraps negative or huge shapes into small
+// allocations and does not notice truncated data), and its public functions offer no stream to
+// check. The header is parsed in full and every check happens before the array is allocated.
 #include <complex>
 #include <cstddef>
 #include <string>

@@ -8,7 +8,6 @@
 
 #include <kronex/core/error.hpp>
 #include <thrust/complex.h>
-#include <thrust/device_vector.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 
@@ -71,23 +70,6 @@ void copy_box(context& ctx, const device_box& box, const T* src, T* dst) {
   }
 }
 
-thrust_signature runtime_thrust_signature() {
-  return {THRUST_VERSION, THRUST_DEVICE_SYSTEM, sizeof(thrust::device_vector<double>)};
-}
-
-template <class T>
-void resize(thrust::device_vector<T>& v, std::size_t n) {
-  if (!available()) {
-    throw backend_unavailable(message("kronex: device allocation of ", n * sizeof(T), " bytes: the device backend (",
-                                      system_name(), ") has no device to run on: no GPU is visible to this process"));
-  }
-  try {
-    v.resize(n);
-  } catch (const std::exception& e) {
-    throw device_error(message("kronex: device allocation of ", n * sizeof(T), " bytes failed: ", e.what()));
-  }
-}
-
 template <class T>
 void scale_mode(context& ctx, std::size_t L, std::size_t n, std::size_t R, const T* s, const T* src, T* dst) {
   using V = device_value_t<T>;
@@ -101,7 +83,6 @@ void scale_mode(context& ctx, std::size_t L, std::size_t n, std::size_t R, const
 }
 
 #define KRONEX_INSTANTIATE(T)                                       \
-  template void resize<T>(thrust::device_vector<T>&, std::size_t); \
   template void scale_mode<T>(context&, std::size_t, std::size_t, std::size_t, const T*, const T*, T*); \
   template void copy_box<T>(context&, const device_box&, const T*, T*);
 KRONEX_DEVICE_FOR_EACH_VALUE_TYPE(KRONEX_INSTANTIATE)

@@ -11,8 +11,7 @@
 //    guard refuses it (the proof that the guard fires when a plan must transfer);
 //  - errors: type and the numbers in the message (shapes, mode, info, strides);
 //  - the printed device plan (golden text, on the omp device system only).
-// Only the public API and kronex::detail::device::system_name()/available() are used: this file is
-// built against the CPU device and against CUDA.
+// Only the public API is used: this file is built against the CPU device and against CUDA.
 #define BOOST_TEST_MODULE test_device_transfers
 #include <boost/test/unit_test.hpp>
 
@@ -664,9 +663,9 @@ void check_plan(const std::string& got, const std::string& expected) {
 } // namespace
 
 BOOST_AUTO_TEST_CASE(printed_device_plan) {
-  if (kronex::detail::device::system_name() != std::string("omp")) {
+  if (kronex::device::system_name() != std::string("omp")) {
     BOOST_TEST_MESSAGE("printed device plan golden test: only on the omp device system, this is "
-                       << kronex::detail::device::system_name());
+                       << kronex::device::system_name());
     return;
   }
   const auto M8 = kronex::gallery::bspline_mass<double>(8, 3);

@@ -1,12 +1,18 @@
-// The device backend through the installed package: kronex::device_cpu (or device_cuda), a
+// The device backend through the installed package, compiled by the C++ compiler with no Thrust
+// or CUDA flags: kronex::device_cpu (target device_consumer) or device_cuda (device_consumer_cuda), a
 // device_tensor round trip and a solve with no transfer, checked against the host solve.
 #include <cmath>
 #include <iostream>
 
 #include <kronex/device.hpp>
 
+// The boundary itself: no public kronex header may pull in Thrust.
+#ifdef THRUST_VERSION
+#error "a kronex header included Thrust: Thrust must stay inside the device runtimes (src/device/)"
+#endif
+
 int main() {
-  if (!kronex::detail::device::available()) {
+  if (!kronex::device::available()) {
     std::cout << "device consumer: no device visible: skipped\n";
     return 77;
   }

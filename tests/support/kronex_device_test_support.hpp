@@ -15,12 +15,12 @@ namespace kronex_test {
 
 struct require_device {
   require_device() {
-    if (!kronex::detail::device::available()) {
-      std::cout << "kronex device tests: no " << kronex::detail::device::system_name()
+    if (!kronex::device::available()) {
+      std::cout << "kronex device tests: no " << kronex::device::system_name()
                 << " device visible to this process: skipped (exit 77)" << std::endl;
       std::exit(77);
     }
-    std::cout << "kronex device tests on the " << kronex::detail::device::system_name() << " device system"
+    std::cout << "kronex device tests on the " << kronex::device::system_name() << " device system"
               << std::endl;
   }
 };

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <new>
 
 #include <kronex/backends/device/runtime.hpp>
 #include <thrust/execution_policy.h>
@@ -26,6 +27,19 @@ std::shared_ptr<context> default_context() {
 
 const char* system_name() { return THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_OMP ? "omp" : "cpp"; }
 bool available() { return true; }
+
+// cudaMalloc's alignment, so code tested here meets the same guarantee as on a GPU.
+constexpr std::align_val_t device_alignment{256};
+
+void* allocate_bytes(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  void* p = ::operator new(bytes, device_alignment, std::nothrow);
+  if (!p) throw device_error(message("kronex: device allocation of ", bytes, " bytes failed (", system_name(), " device: out of host memory)"));
+  return p;
+}
+void free_bytes(void* p) noexcept {
+  if (p) ::operator delete(p, device_alignment);
+}
 
 void raw_copy(copy_direction, void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
 void copy_on_device(context&, void* dst, const void* src, std::size_t bytes) {

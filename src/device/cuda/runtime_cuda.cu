@@ -39,6 +39,21 @@ bool available() {
   return visible;
 }
 
+void* allocate_bytes(std::size_t bytes) {
+  if (!available()) {
+    throw backend_unavailable(message("kronex: device allocation of ", bytes,
+                                      " bytes: the device backend (cuda) has no device to run on: no GPU is visible "
+                                      "to this process"));
+  }
+  if (bytes == 0) return nullptr;
+  void* p = nullptr;
+  check(cudaMalloc(&p, bytes), message("cudaMalloc of ", bytes, " bytes").c_str());
+  return p;
+}
+void free_bytes(void* p) noexcept {
+  if (p) cudaFree(p);  // cannot throw from a destructor; a failure here leaves nothing to undo
+}
+
 void raw_copy(copy_direction dir, void* dst, const void* src, std::size_t bytes) {
   check(cudaMemcpy(dst, src, bytes, dir == copy_direction::host_to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost),
         dir == copy_direction::host_to_device ? "cudaMemcpy (host to device)" : "cudaMemcpy (device to host)");

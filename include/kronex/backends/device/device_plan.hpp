@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
-#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -29,6 +28,7 @@
 #include "../../plan/plan.hpp"
 #include "../../plan/schedule.hpp"
 #include "../host/host_plan.hpp"
+#include "device_buffer.hpp"
 #include "runtime.hpp"
 #include "transfers.hpp"
 
@@ -208,7 +208,7 @@ public:
       throw error(message("kronex: device plan internal error: planned ", m_desc.setup_transfers, " uploads (",
                           m_desc.setup_transfer_bytes, " bytes), made ", uploaded.calls(), " (", uploaded.bytes(), ")"));
     m_buffers.resize(bp.buffers);
-    for (auto& b : m_buffers) device::allocate(b, m_size);
+    for (auto& b : m_buffers) b = device_buffer<T>(m_size);
     if (bp.staging) m_staging.resize(m_size);
     m_desc.instantiated = true;
   }
@@ -254,16 +254,15 @@ private:
 
   T* buffer_other_than(const T* p) {
     for (auto& b : m_buffers)
-      if (thrust::raw_pointer_cast(b.data()) != p) return thrust::raw_pointer_cast(b.data());
+      if (b.data() != p) return b.data();
     throw error("kronex: device plan internal error: no free ping-pong buffer");
   }
 
-  // Uploads n values from the host into a new device vector (counted: a setup transfer).
-  std::size_t upload(std::deque<thrust::device_vector<T>>& to, const std::vector<T>& values, const char* what) {
-    to.emplace_back();
-    device::allocate(to.back(), values.size());
-    transfer(device::copy_direction::host_to_device, thrust::raw_pointer_cast(to.back().data()), values.data(),
-             values.size() * sizeof(T), what);
+  // Uploads n values from the host into a new device buffer (counted: a setup transfer).
+  std::size_t upload(std::vector<device_buffer<T>>& to, const std::vector<T>& values, const char* what) {
+    to.emplace_back(values.size());
+    transfer(device::copy_direction::host_to_device, to.back().data(), values.data(), values.size() * sizeof(T),
+             what);
     return to.size() - 1;
   }
 
@@ -302,7 +301,7 @@ private:
 
   void run_step(std::size_t s, const T* src, T* dst) {
     const std::size_t payload = m_payload[s];
-    auto matrix = [&] { return thrust::raw_pointer_cast(m_matrices[payload].data()); };
+    auto matrix = [&] { return m_matrices[payload].data(); };
     std::visit(
         overloaded{
             [&](const copy_step&) {
@@ -310,7 +309,7 @@ private:
             },
             [&](const scale_step& st) {
               device::scale_mode(*m_ctx, st.view[0], st.view[1], st.view[2],
-                                 thrust::raw_pointer_cast(m_scales[payload].data()), src, dst);
+                                 m_scales[payload].data(), src, dst);
             },
             [&](const gemm_step& st) {
               const long L = long(st.view[0]), n = long(st.view[1]), R = long(st.view[2]);
@@ -345,13 +344,11 @@ private:
   plan_description m_desc;
   std::vector<device_step> m_steps;                  // parallel to m_desc.steps
   std::vector<std::size_t> m_payload;                // per step: index into m_matrices, m_scales or m_staged
-  // Deques: device vectors are never copied or moved (header code must not instantiate the
-  // device algorithms a copy needs).
-  std::deque<thrust::device_vector<T>> m_matrices;  // column-major n x n, one per GEMM step
-  std::deque<thrust::device_vector<T>> m_scales;
+  std::vector<device_buffer<T>> m_matrices;         // column-major n x n, one per GEMM step
+  std::vector<device_buffer<T>> m_scales;
   std::vector<std::unique_ptr<host_plan<T>>> m_staged;
   std::vector<T> m_staging;                          // host copy of the tensor for staged steps
-  std::deque<thrust::device_vector<T>> m_buffers;   // ping-pong
+  std::vector<device_buffer<T>> m_buffers;          // ping-pong
 };
 
 } // namespace detail

@@ -1,12 +1,12 @@
 #pragma once
 // Tensors on the device, in C order like xt::xtensor:
-//   device_tensor<T, D>  owns its storage, a thrust::device_vector<T>;
+//   device_tensor<T, D>  owns its storage, a device_buffer<T> (memory the device runtime allocates);
 //   device_view<T, D>    refers to device memory someone else owns (an application's buffer),
 //                        given as a raw device pointer and a shape. T may be const.
 // Moving data between host and device is always explicit (the host-tensor constructor,
 // to_host(), copy_from_host(), copy_to_host()) and always counted (transfers.hpp).
 //
-// This header does not include xtensor, so device code can include it. to_host() returns
+// This header includes neither xtensor nor Thrust, so device code (nvcc) and plain C++ can include it. to_host() returns
 // host_tensor_of<T, D>::type, which kronex/backends/device/xtensor_interop.hpp defines as
 // xt::xtensor<T, D> (kronex/device.hpp includes it).
 #include <array>
@@ -17,6 +17,7 @@
 
 #include "../../core/error.hpp"
 #include "../../core/shape.hpp"
+#include "device_buffer.hpp"
 #include "transfers.hpp"
 
 namespace kronex {
@@ -88,20 +89,19 @@ public:
   device_tensor() : m_shape{} {}
 
   // Device storage for `shape`; its contents are unspecified until written.
-  explicit device_tensor(const shape_type& shape) : m_shape(shape) { detail::device::allocate(m_storage, size()); }
+  explicit device_tensor(const shape_type& shape) : m_shape(shape), m_storage(size()) {}
 
   // Upload of a host tensor (one counted host-to-device copy). The host tensor must be contiguous
   // in C order, with this rank and value type.
   template <class H, class = std::enable_if_t<detail::is_host_tensor<H, T>::value>>
   explicit device_tensor(const H& host) : m_shape(checked_shape(host)) {
     detail::check_c_order(host, "device_tensor upload");
-    detail::device::allocate(m_storage, size());
+    m_storage = device_buffer<T>(size());
     copy_from_host(host.data());
   }
 
   // Copies stay on the device (no transfer).
-  device_tensor(const device_tensor& other) : m_shape(other.m_shape) {
-    detail::device::allocate(m_storage, size());
+  device_tensor(const device_tensor& other) : m_shape(other.m_shape), m_storage(other.size()) {
     auto& ctx = *detail::device::default_context();
     detail::device::copy_on_device(ctx, data(), other.data(), size() * sizeof(T));
     ctx.synchronize();
@@ -113,10 +113,8 @@ public:
     }
     return *this;
   }
-  device_tensor(device_tensor&& other) noexcept : m_shape(other.m_shape) {
-    m_storage.swap(other.m_storage);
-    other.m_shape = shape_type{};
-  }
+  device_tensor(device_tensor&& other) noexcept
+      : m_shape(std::exchange(other.m_shape, shape_type{})), m_storage(std::move(other.m_storage)) {}
   device_tensor& operator=(device_tensor&& other) noexcept {
     swap(other);
     return *this;
@@ -144,12 +142,12 @@ public:
   }
 
   // The raw device pointer (for cuBLAS, kernels, or a device_view elsewhere).
-  T* data() noexcept { return thrust::raw_pointer_cast(m_storage.data()); }
-  const T* data() const noexcept { return thrust::raw_pointer_cast(m_storage.data()); }
+  T* data() noexcept { return m_storage.data(); }
+  const T* data() const noexcept { return m_storage.data(); }
   const shape_type& shape() const noexcept { return m_shape; }
   std::size_t size() const noexcept { return detail::product(shape_t(m_shape.begin(), m_shape.end())); }
-  thrust::device_vector<T>& storage() noexcept { return m_storage; }
-  const thrust::device_vector<T>& storage() const noexcept { return m_storage; }
+  // The device memory itself (read-only: replacing it would break the shape); empty for size 0.
+  const device_buffer<T>& storage() const noexcept { return m_storage; }
 
   device_view<T, D> view() noexcept { return {data(), m_shape}; }
   device_view<const T, D> view() const noexcept { return {data(), m_shape}; }
@@ -169,7 +167,7 @@ private:
   }
 
   shape_type m_shape;
-  thrust::device_vector<T> m_storage;
+  device_buffer<T> m_storage;
 };
 
 } // namespace kronex

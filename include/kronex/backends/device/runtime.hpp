@@ -3,16 +3,14 @@
 // compiler) to code that runs on the device. It is a compiled library, built once per device
 // system: kronex::device_cuda (nvcc, Thrust from CCCL, cuBLAS) or kronex::device_cpu (g++, the
 // same Thrust code with THRUST_DEVICE_SYSTEM_OMP, host BLAS for the GEMMs). Everything here takes
-// raw pointers and sizes, so headers never instantiate a device algorithm themselves.
+// raw pointers and sizes: no Thrust type crosses this boundary, so the application's compiler
+// never sees Thrust and cannot disagree with the runtime about it.
 //
 // Host<->device copies are not here: they go through detail::transfer (transfers.hpp), which
 // counts them.
 #include <complex>
 #include <cstddef>
 #include <memory>
-
-#include <thrust/device_vector.h>
-#include <thrust/version.h>
 
 #include "../../core/error.hpp"
 
@@ -43,44 +41,14 @@ private:
 // The process-wide context that plans share (created on first use).
 std::shared_ptr<context> default_context();
 
-// v.resize(n) without defining the contents, done where the device system's algorithms are
-// compiled (header code must not instantiate them: see docs/backends.md). Header code calls
-// allocate(), which first checks that it and the runtime agree on Thrust.
-template <class T>
-void resize(thrust::device_vector<T>& v, std::size_t n);
-
-// What the header code and the compiled runtime must agree on for a thrust::device_vector to
-// cross between them: the Thrust version, the device system and the vector's size. With
-// THRUST_DISABLE_ABI_NAMESPACE two Thrust versions would link silently, so this is checked.
-struct thrust_signature {
-  int version;
-  int system;
-  std::size_t vector_bytes;
-};
-thrust_signature runtime_thrust_signature();
-
-inline void check_runtime_signature() {
-  static const bool checked = [] {
-    const thrust_signature here{THRUST_VERSION, THRUST_DEVICE_SYSTEM, sizeof(thrust::device_vector<double>)};
-    const thrust_signature rt = runtime_thrust_signature();
-    if (here.version != rt.version || here.system != rt.system || here.vector_bytes != rt.vector_bytes) {
-      throw error(message("kronex: this code and the linked device runtime (", system_name(),
-                          ") were compiled with different Thrust builds: version ", here.version, " vs ", rt.version,
-                          ", device system ", here.system, " vs ", rt.system, ", sizeof(device_vector<double>) ",
-                          here.vector_bytes, " vs ", rt.vector_bytes,
-                          ". Link kronex::device_cuda or kronex::device_cpu through CMake, which sets the include "
-                          "path and definitions, and never mix two Thrust versions in one binary."));
-    }
-    return true;
-  }();
-  (void)checked;
-}
-
-template <class T>
-void allocate(thrust::device_vector<T>& v, std::size_t n) {
-  check_runtime_signature();
-  resize(v, n);
-}
+// Device memory: `bytes` bytes, uninitialised, aligned for any value type (CUDA: cudaMalloc; a
+// CPU device: aligned host memory). A null pointer for 0 bytes. Throws backend_unavailable when
+// no device is visible, device_error (naming the size and the failed call) when allocation fails.
+// device_buffer (device_buffer.hpp) is the owner header code uses.
+void* allocate_bytes(std::size_t bytes);
+// Frees what allocate_bytes returned (null is fine). Never throws: a failure is ignored, as in a
+// destructor.
+void free_bytes(void* p) noexcept;
 
 // dst = src on the device (no host transfer), ordered on the context's stream like every other
 // operation; call ctx.synchronize() before the host relies on it.

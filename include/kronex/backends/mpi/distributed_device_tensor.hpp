@@ -14,6 +14,7 @@
 #include <mpi-ext.h>  // Open MPI: MPIX_Query_cuda_support
 #endif
 
+#include "../device/device_buffer.hpp"
 #include "../device/device_operator.hpp"
 #include "../device/device_plan.hpp"
 #include "../device/device_tensor.hpp"
@@ -45,7 +46,7 @@ inline bool mpi_takes_device_memory() {
 template <class T>
 struct device_ranks {
   using local_plan = device_plan<T>;
-  using buffer = thrust::device_vector<T>;
+  using buffer = device_buffer<T>;
   static constexpr const char* name = "device";
   static constexpr bool counts_transfers = true;
   exchange_memory memory = exchange_memory::automatic;
@@ -74,8 +75,8 @@ struct device_ranks {
     ctx = device::default_context();
   }
 
-  void allocate(buffer& b, std::size_t n) { device::allocate(b, n); }
-  T* data(buffer& b) { return thrust::raw_pointer_cast(b.data()); }
+  void allocate(buffer& b, std::size_t n) { b = buffer(n); }
+  T* data(buffer& b) { return b.data(); }
   void copy(const box& part, const box& from, const T* src, const box& to, T* dst) {
     if (part.size() == 0) return;
     if (part.extent.size() > 6) throw error("kronex: device box copies support at most 6 axes");
