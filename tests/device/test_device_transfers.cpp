@@ -6,7 +6,7 @@
 //  - the guard: inside a kronex::no_transfer_guard scope every explicit copy throws
 //    kronex::transfer_error naming its direction, copies nothing and counts nothing; guards
 //    nest; they are per thread;
-//  - stage_through_host: a function_solver factor (densify_on_device = false) runs on the host,
+//  - stage_through_host: a function_solver factor (no entries to densify) runs on the host,
 //    with exactly one download and one upload of the tensor per run, as the plan says, and the
 //    guard refuses it (the proof that the guard fires when a plan must transfer);
 //  - errors: type and the numbers in the message (shapes, mode, info, strides);

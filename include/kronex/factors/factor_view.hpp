@@ -41,9 +41,6 @@ struct factor_view {
   const T* data = nullptr;              // banded: diagonals; diagonal: values; dense: A(0,0)
   std::ptrdiff_t row_stride = 0, col_stride = 0;  // dense only, in elements
   const std::function<void(T*, std::size_t)>* solve = nullptr;  // function only
-  // False when the factor type declares that the device backend must not turn it into a dense
-  // inverse (function_solver): its mode is then staged through the host.
-  bool densify_on_device = true;
 
   // A(i, j) for any factor kind; used to build factorizations and the dense reference.
   T operator()(std::size_t i, std::size_t j) const {
@@ -135,7 +132,6 @@ factor_view<T> make_view(const function_solver<T>& a) {
   v.kind = factor_kind::function;
   v.n = a.size();
   v.solve = &a.function();
-  v.densify_on_device = function_solver<T>::densify_on_device;
   return v;
 }
 

@@ -5,9 +5,8 @@
 // to solve A y = x in place for `count` contiguous vectors of length n (x[c*n + i]). It is only
 // usable inside solve()/inverse(), untransposed: kronex has no entries of A to apply or transpose.
 //
-// It declares densify_on_device = false: the device backend must not turn it into a dense
-// inverse (it may be large, or stateful), so on the device its mode runs as a visible
-// stage_through_host step, with counted copies.
+// Having no entries, it cannot be densified: on the device its mode runs as a visible
+// stage_through_host step, with counted copies (the device backend's rule).
 #include <cstddef>
 #include <functional>
 #include <utility>
@@ -25,7 +24,6 @@ class function_solver {
 public:
   using value_type = T;
   using function_type = std::function<void(T* x, std::size_t count)>;
-  static constexpr bool densify_on_device = false;
 
   function_solver(std::size_t n, function_type solve) : m_n(n), m_solve(std::move(solve)) {
     if (n == 0) throw invalid_factor("kronex::function_solver: n must be at least 1");

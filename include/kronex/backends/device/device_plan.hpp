@@ -39,7 +39,8 @@ struct device_limits {
   // A solved or applied factor becomes a dense n x n matrix on the device: n at most this
   // (32768: 8 GiB in double, 16 GiB in complex<double>).
   static constexpr std::size_t max_factor_size = std::size_t(1) << 15;
-  // cuBLAS takes int dimensions: the lines before and after a mode, and n R, at most this.
+  // cuBLAS takes int dimensions and leading dimensions (its strides are 64-bit): the lines before
+  // a mode, n, and the lines after it, each at most this.
   static constexpr std::size_t max_blas_dimension = std::size_t(INT_MAX);
 };
 
@@ -69,7 +70,7 @@ void check_device(const operator_desc<T>& d, const shape_t& shape) {
                                         "limit of n = ", device_limits::max_factor_size,
                                         " (device_limits::max_factor_size); use the host backend"));
     const auto view = mode_view(shape, t.mode).first;
-    for (std::size_t v : {view[0], view[1], view[2], view[1] * view[2]})
+    for (std::size_t v : {view[0], view[1], view[2]})  // strides (n R) are 64-bit in the runtime
       if (v > device_limits::max_blas_dimension)
         throw size_limit_exceeded(message("kronex: device plan: mode ", t.mode, " of shape ", format_shape(shape),
                                           " needs a GEMM dimension of ", v, ", more than the BLAS integer range (",
