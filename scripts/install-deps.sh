@@ -2,7 +2,7 @@
 # Installs the Debian/Ubuntu packages kronex needs to build, test and benchmark, if missing.
 # Uses sudo when not run as root. Safe to run again: installs nothing when all are present.
 set -euo pipefail
-packages=(cmake ninja-build g++ libxtensor-dev libxtensor-blas-dev libxsimd-dev
+packages=(cmake ninja-build ccache g++ libxtensor-dev libxtensor-blas-dev libxsimd-dev
           libboost-test-dev liblapack-dev liblapacke-dev libopenblas-dev libthrust-dev libcub-dev
           libopenmpi-dev openmpi-bin
           libcli11-dev nlohmann-json3-dev python3 python3-numpy python3-scipy python3-matplotlib

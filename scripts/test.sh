@@ -21,8 +21,16 @@ if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null 2>&1; then
   cuda_flags=(-DKRONEX_ENABLE_CUDA=ON)
 fi
 
+# ccache (installed by install-deps.sh) keeps compiled objects between runs on one machine; paths
+# are made relative to the checkout, so another clone of the same commit reuses them too.
+cache_flags=()
+if command -v ccache >/dev/null 2>&1; then
+  export CCACHE_BASEDIR=$PWD
+  cache_flags=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+
 echo "== kronex: release build and tests"
-cmake --preset release "${cuda_flags[@]}"
+cmake --preset release "${cuda_flags[@]}" "${cache_flags[@]}"
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"
 
@@ -39,7 +47,7 @@ if [ -x "$prefix/bin/kronex" ]; then   # the installed command runs and finds it
 fi
 
 echo "== kronex: AddressSanitizer + UBSan build and tests"
-cmake --preset asan
+cmake --preset asan "${cache_flags[@]}"
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs" --label-exclude compile_fail   # compile-fail tests ran above
 

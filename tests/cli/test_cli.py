@@ -227,6 +227,29 @@ class ExitCodesAndErrors(Base):
 
 
 class ExplainAndBench(Base):
+    def test_explain_any_size_allocates_nothing(self):
+        # explain plans without factoring or allocating: a 2^36-value problem (512 GiB in double)
+        # is explained on every backend in a small resident set, and a size the device cannot
+        # take is refused with exit 2 naming the limit, not an out-of-memory.
+        # A fresh Python process runs kronex and reports its children's peak resident set: kronex's.
+        probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+                 "sys.stdout.write(r.stdout); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+                 "sys.exit(r.returncode)")
+        program = "kron(mass(4096, 3), mass(4096, 3, periodic), mass(4096, 3)).solve(ones())"
+        for backend in BACKENDS:
+            r = subprocess.run([sys.executable, "-c", probe, KRONEX, "explain", "--backend", backend, program],
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("(4096,4096,4096)", r.stdout)
+            if backend == "device":
+                self.assertIn("uploaded 4096x4096", r.stdout)
+            peak_kib = int(r.stdout.strip().splitlines()[-1])
+            self.assertLess(peak_kib, 100 * 1024, backend)
+        if DEVICE:
+            r = self.fails(2, "explain", "--backend", "device", "kron(laplacian(40000)).solve(ones())")
+            self.assertIn("max_factor_size", r.stderr)
+            self.assertNotIn("out of memory", r.stderr)
+
     def test_explain_json_states_the_plan(self):
         # Four modes: an identity factor (skipped, no step), a fused pair (modes 2 and 3: 32 slabs
         # of 6 x 5), an unfused mode 0 (one slab only). The expected plans are worked out here by

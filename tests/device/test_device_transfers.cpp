@@ -202,6 +202,57 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(compile_uploads_one_array_per_factor, T, value_typ
   BOOST_TEST(*F.calls == 0u);  // compiling does not call the function
 }
 
+// explain() runs the check and plan phases only: no upload, no allocation, no device needed, and
+// the plan it prints is the compiled one (a device plan has no factorization-dependent numbers),
+// except that it is not instantiated. Sizes past the device limits are refused by the check
+// phase, by explain() and compile() alike, before anything is allocated.
+BOOST_AUTO_TEST_CASE(explain_uploads_nothing_and_checks_limits) {
+  using T = double;
+  const auto A = band<T>(6, 2, 1, boundary::clamped, true);
+  const auto Dg = random_diagonal<T>(5);
+  const std::array<std::size_t, 3> shape{6, 4, 5};
+  const kronex::device_tensor<T, 3> bd(random_tensor<T, 3>(shape));
+  const auto K = kronex::kron(A, kronex::identity(4), Dg);
+  kronex::plan_description explained;
+  {
+    kronex::no_transfer_guard guard;  // an upload would throw
+    explained = kronex::explain_plan(K.inverse(), kronex::device_shape<T, 3>{shape});
+  }
+  const auto compiled = kronex::compile(K.inverse(), bd);
+  BOOST_TEST(!explained.instantiated);
+  BOOST_TEST(compiled.plan().instantiated);
+  BOOST_TEST(kronex::to_string(explained) == kronex::to_string(compiled.plan()));
+  BOOST_TEST(kronex::explain(K.inverse(), bd) == kronex::to_string(compiled.plan()));
+
+  // A 2^36-value problem (512 GiB in double) is explained without allocating it.
+  const std::size_t big = 4096;
+  const auto M = kronex::gallery::bspline_mass<T>(big, 3);
+  const auto huge = kronex::kron(M, M, M);
+  kronex::plan_description p;
+  {
+    kronex::no_transfer_guard guard;
+    p = kronex::explain_plan(huge.inverse(), kronex::device_shape<T, 3>{{big, big, big}});
+  }
+  BOOST_TEST(p.steps.size() == 3u);
+  BOOST_TEST(p.workspace_bytes == 2 * big * big * big * sizeof(T));  // planned, never allocated
+  BOOST_TEST(kronex::to_string(p).find("uploaded 4096x4096 (134.218MB)") != std::string::npos, kronex::to_string(p));
+
+  // A densified factor past device_limits::max_factor_size: refused by the check phase.
+  const std::size_t n = kronex::device_limits::max_factor_size + 1;
+  const auto L = kronex::gallery::laplacian<T>(n);
+  for (bool compile : {false, true}) {
+    const auto c = measure([&] {
+      expect_error<kronex::size_limit_exceeded>(
+          [&] {
+            if (compile) kronex::compile(kronex::kron(L).inverse(), kronex::device_shape<T, 1>{{n}});
+            else kronex::explain(kronex::kron(L).inverse(), kronex::device_shape<T, 1>{{n}});
+          },
+          {"mode 0", std::to_string(n), "max_factor_size", "host backend"});
+    });
+    check_counts(c, 0, 0, 0, 0);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The guard.
 

@@ -84,8 +84,8 @@ void check_solve(const std::array<kronex::banded<double>, D>& f, const std::arra
   const auto& steps = solver.plan().steps;
   BOOST_TEST_REQUIRE(steps.size() == D);
   for (std::size_t s = 0; s < D; ++s) {
-    BOOST_TEST(steps[s].mode == s, what << ": step " << s);
-    BOOST_TEST(steps[s].fused_with_next == fused[s], what << ": step " << s << " fused_with_next");
+    BOOST_TEST(kronex::step_info(steps[s]).mode == s, what << ": step " << s);
+    BOOST_TEST(kronex::fused_with_next(steps[s]) == fused[s], what << ": step " << s << " fused_with_next");
   }
   // Fused or not, each line goes through the same row program: equal up to rounding (bit for bit
   // with the kernels of this writing).

@@ -631,6 +631,22 @@ BOOST_AUTO_TEST_CASE(deterministic) {
   BOOST_TEST(first.find("0x") == std::string::npos);
 }
 
+// explain() stops after the plan phase: it factors nothing, so a factor that is singular (found
+// when compiling) is explained without error, and the plan says it is not instantiated.
+BOOST_AUTO_TEST_CASE(explain_does_not_factor) {
+  const auto M = kronex::gallery::bspline_mass<double>(6, 2);
+  const auto P = kronex::gallery::laplacian<double>(8, boundary::periodic);  // singular
+  const std::array<std::size_t, 2> shape{6, 8};
+  const kronex::plan_description p = kronex::explain_plan(kronex::kron(M, P).inverse(), shape);
+  BOOST_TEST(!p.instantiated);
+  BOOST_TEST(p.steps.size() == 2u);
+  BOOST_TEST(kronex::to_string(p).find("f1  banded n=8 kl=1 ku=1 periodic  gbtrf kl=7 ku=7  L nnz=13 U nnz=21 "
+                                       "(estimate: no swaps)") != std::string::npos,
+             kronex::to_string(p));
+  BOOST_CHECK_THROW(kronex::compile(kronex::kron(M, P).inverse(), shape), kronex::singular_factor);
+  BOOST_TEST(kronex::compile(kronex::kron(M, M).inverse(), std::array<std::size_t, 2>{6, 6}).plan().instantiated);
+}
+
 // explain(lazy result) is the plan the compiled operator runs, for solves and applies, for a
 // tensor operand and for a view; for a nested lazy result it is the outer plan.
 BOOST_AUTO_TEST_CASE(explain_lazy_matches_compiled) {
