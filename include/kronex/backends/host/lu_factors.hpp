@@ -201,9 +201,10 @@ lu_factors<T> factor_dense(const factor_view<T>& f, std::size_t mode) {
 
 // What lu_factors will hold, known before factoring: the counts of an LU without row swaps,
 // whose fill is the factor's envelope (rows of L from the first nonzero column to the diagonal,
-// columns of U from the first nonzero row). Exact for factors that need no pivoting and have no
-// zero inside the envelope (B-spline mass matrices, diagonally dominant ones); an estimate
-// otherwise. O(n (kl + ku)) time, no allocation: explain() uses it.
+// columns of U from the first nonzero row). Exact for factors that need no pivoting and whose
+// envelope fills (B-spline mass matrices, diagonally dominant band matrices, stored banded or
+// dense); an estimate otherwise. O(n (kl + ku)) time for a band, O(n^2) for a dense factor, no
+// allocation: explain() uses it.
 struct lu_estimate {
   std::size_t nnz_lower = 0;   // strictly lower part of L
   std::size_t nnz_upper = 0;   // U, diagonal included
@@ -214,31 +215,34 @@ struct lu_estimate {
 template <class T>
 lu_estimate estimate_lu(const factor_view<T>& f) {
   const std::size_t n = f.n;
-  lu_estimate e;
-  if (f.kind == factor_kind::dense) {
-    e.nnz_lower = n * (n - 1) / 2;
-    e.nnz_upper = n * (n + 1) / 2;
-    e.lower_rows = e.lower_cols = n - 1;
-    return e;
-  }
-  // The smallest index c <= i with (i, c) in the band pattern (row: c a column; column: c a row).
-  const bool periodic = f.bc == boundary::periodic;
-  auto first = [&](std::size_t i, long from, long to) {
+  const bool dense = f.kind == factor_kind::dense, periodic = f.bc == boundary::periodic;
+  // The smallest c < i with a nonzero A(i, c) (row envelope) or A(c, i) (column envelope), else
+  // i; a band is searched over its pattern, a dense factor over the whole row or column.
+  auto first = [&](std::size_t i, bool row) {
     std::size_t m = i;
-    for (long d = from; d <= to; ++d) {
-      long c = long(i) + d;
-      if (periodic) c = (c % long(n) + long(n)) % long(n);
-      if (c >= 0 && c < long(i)) m = std::min(m, std::size_t(c));
+    auto consider = [&](std::size_t c) {
+      if (c < m && (row ? f(i, c) : f(c, i)) != T(0)) m = c;
+    };
+    if (dense) {
+      for (std::size_t c = 0; c < i; ++c) consider(c);
+    } else {
+      const long from = row ? -long(f.kl) : -long(f.ku), to = row ? long(f.ku) : long(f.kl);
+      for (long d = from; d <= to; ++d) {
+        long c = long(i) + d;
+        if (periodic) c = (c % long(n) + long(n)) % long(n);
+        if (c >= 0 && c < long(i)) consider(std::size_t(c));
+      }
     }
     return m;
   };
+  lu_estimate e;
   std::size_t min_after = n;  // min over rows i > j of their first column
   for (std::size_t j = n; j-- > 0;) {
     if (min_after <= j) ++e.lower_cols;
-    const std::size_t c = first(j, -long(f.kl), long(f.ku));
+    const std::size_t c = first(j, true);
     e.nnz_lower += j - c;
     e.lower_rows += j > c ? 1 : 0;
-    e.nnz_upper += j - first(j, -long(f.ku), long(f.kl)) + 1;  // (i, j) with j - i in [-kl, ku]
+    e.nnz_upper += j - first(j, false) + 1;
     min_after = std::min(min_after, c);
   }
   return e;
