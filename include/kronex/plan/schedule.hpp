@@ -40,7 +40,7 @@ std::vector<mode_task> schedule(const operator_desc<T>& d) {
                                        ") is a solver only: use it in solve() or inverse(), not apply()"));
         if (d.trans != op::none)
           throw invalid_factor(message("kronex: factor f", k, " (", d.factors[k].describe(), ") cannot be used ",
-                                       trans_letter(d.trans) == 'R' ? "conjugated" : "transposed",
+                                       d.trans == op::conjugate ? "conjugated" : "transposed",
                                        ": it provides only the solve with A"));
         tasks.push_back({task_kind::solve, k});
         break;

@@ -27,6 +27,7 @@ std::shared_ptr<context> default_context() {
 
 const char* system_name() { return THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_OMP ? "omp" : "cpp"; }
 bool available() { return true; }
+bool host_addressable() { return true; }
 
 // cudaMalloc's alignment, so code tested here meets the same guarantee as on a GPU.
 constexpr std::align_val_t device_alignment{256};

@@ -29,6 +29,7 @@ std::shared_ptr<context> default_context() {
 }
 
 const char* system_name() { return "cuda"; }
+bool host_addressable() { return false; }
 
 // Asked once per process: whether a GPU is visible does not change while it runs.
 bool available() {

@@ -22,6 +22,10 @@ const char* system_name();
 // Whether device work can run now: a GPU is present (CUDA), or always (CPU device systems).
 bool available();
 
+// Whether device memory is ordinary host memory that any host library (MPI) may read and write:
+// true on CPU device systems, false on CUDA.
+bool host_addressable();
+
 // Owns what device work is issued on: the cuBLAS handle and the stream (CUDA); nothing on a CPU
 // device. Every compiled device plan holds one; work on it is ordered.
 class context {

@@ -35,7 +35,7 @@ namespace detail {
 // Whether the MPI library can take device pointers: always on a CPU device system; on CUDA, when
 // Open MPI says it was built CUDA-aware.
 inline bool mpi_takes_device_memory() {
-  if (std::string(device::system_name()) != "cuda") return true;
+  if (device::host_addressable()) return true;
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
   return MPIX_Query_cuda_support() == 1;
 #else
