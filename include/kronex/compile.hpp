@@ -14,22 +14,31 @@
 namespace kronex {
 
 
+namespace detail {
+// The value type compile(expr, like) and explain_plan(expr, like) work in: the backend's choice
+// for a tensor `like`, the factors' for a shape (the host).
+template <class E, class Like, class = void>
+struct target_value_type {
+  using type = typename E::value_type;
+  static_assert(!std::is_void_v<type>,
+                "kronex::compile/explain: with only identity factors the value type is unknown; pass a "
+                "tensor as `like` instead of a shape");
+};
+template <class E, class Like>
+struct target_value_type<E, Like, std::enable_if_t<has_backend<Like>::value>> {
+  using type = typename backend_traits<Like>::template value_type<E>;
+  static_assert(check_backend<Like, type, E::rank>());
+};
+} // namespace detail
+
 template <class... C, class Like>
 auto compile(const kron_expr<C...>& expr, const Like& like) {
   using E = kron_expr<C...>;
-  constexpr std::size_t D = E::rank;
-  if constexpr (detail::has_backend<Like>::value) {
-    using B = backend_traits<Like>;
-    using T = typename B::template value_type<E>;
-    static_assert(detail::check_backend<Like, T, D>());
-    return B::template compile<T, D>(expr.template describe<T>(), like);
-  } else {
-    using T = typename E::value_type;
-    static_assert(!std::is_void_v<T>,
-                  "kronex::compile: with only identity factors the value type is unknown; pass a "
-                  "tensor as `like` instead of a shape");
-    return host_operator<T, D>(expr.template describe<T>(), detail::to_shape(like));
-  }
+  using T = typename detail::target_value_type<E, Like>::type;
+  if constexpr (detail::has_backend<Like>::value)
+    return backend_traits<Like>::template compile<T, E::rank>(expr.template describe<T>(), like);
+  else
+    return host_operator<T, E::rank>(expr.template describe<T>(), detail::to_shape(like));
 }
 
 // The plan that compile(expr, like) would instantiate, from the check and plan phases only:
@@ -39,19 +48,11 @@ auto compile(const kron_expr<C...>& expr, const Like& like) {
 template <class... C, class Like>
 plan_description explain_plan(const kron_expr<C...>& expr, const Like& like) {
   using E = kron_expr<C...>;
-  constexpr std::size_t D = E::rank;
-  if constexpr (detail::has_backend<Like>::value) {
-    using B = backend_traits<Like>;
-    using T = typename B::template value_type<E>;
-    static_assert(detail::check_backend<Like, T, D>());
-    return B::template explain<T, D>(expr.template describe<T>(), like);
-  } else {
-    using T = typename E::value_type;
-    static_assert(!std::is_void_v<T>,
-                  "kronex::explain: with only identity factors the value type is unknown; pass a "
-                  "tensor as `like` instead of a shape");
+  using T = typename detail::target_value_type<E, Like>::type;
+  if constexpr (detail::has_backend<Like>::value)
+    return backend_traits<Like>::template explain<T, E::rank>(expr.template describe<T>(), like);
+  else
     return detail::host_plan<T>::explain(expr.template describe<T>(), detail::to_shape(like));
-  }
 }
 
 template <class... C, class Like>

@@ -159,6 +159,9 @@ BOOST_AUTO_TEST_CASE(shape_mismatch_in_compiled_calls) {
 // ---------------------------------------------------------------------------------------------
 // Singular factors: mode() and info() and the same numbers in the message.
 
+// `info`: LAPACK's, or -1 for "either": a factor singular in exact arithmetic whose rounded LU may
+// or may not hit an exactly zero pivot (that depends on the machine's BLAS). When info() is 0 the
+// condition estimate refused it, and the message says so.
 template <class F>
 void check_singular(F&& f, std::size_t mode, long info, const std::vector<std::string>& needles) {
   try {
@@ -168,7 +171,8 @@ void check_singular(F&& f, std::size_t mode, long info, const std::vector<std::s
     const std::string what = e.what();
     BOOST_TEST_MESSAGE("caught: " << what);
     BOOST_TEST(e.mode() == mode);
-    BOOST_TEST(e.info() == info);
+    if (info >= 0) BOOST_TEST(e.info() == info);
+    if (e.info() == 0) BOOST_TEST(what.find("reciprocal condition number estimate") != std::string::npos, what);
     for (const auto& s : needles)
       BOOST_CHECK_MESSAGE(what.find(s) != std::string::npos, "'" << s << "' not in message: " << what);
   }
@@ -207,34 +211,18 @@ BOOST_AUTO_TEST_CASE(singular_periodic_banded_factor) {
                  {"mode 0", "info=3", "banded n=4 kl=1 ku=1 periodic"});
 }
 
-// Factors that are singular in exact arithmetic but whose rounded LU may have no exactly zero
-// pivot (whether it does depends on the machine's BLAS): the condition estimate refuses them
-// either way. When the pivot is not exactly zero, info() is 0 and the message gives the estimate.
-template <class F>
-void check_near_singular(F&& f, std::size_t mode, const std::vector<std::string>& needles) {
-  try {
-    f();
-    BOOST_ERROR("expected kronex::singular_factor, nothing was thrown");
-  } catch (const kronex::singular_factor& e) {
-    const std::string what = e.what();
-    BOOST_TEST_MESSAGE("caught: " << what);
-    BOOST_TEST(e.mode() == mode);
-    if (e.info() == 0) BOOST_TEST(what.find("reciprocal condition number estimate") != std::string::npos, what);
-    for (const auto& s : needles)
-      BOOST_CHECK_MESSAGE(what.find(s) != std::string::npos, "'" << s << "' not in message: " << what);
-  }
-}
-
+// Factors that are singular in exact arithmetic: refused whether or not their rounded LU hits an
+// exactly zero pivot.
 BOOST_AUTO_TEST_CASE_TEMPLATE(singular_to_working_precision, T, value_types) {
   auto M = kronex::gallery::bspline_mass<T>(5, 2);
   // The periodic Laplacian and the B-spline stiffness matrices annihilate constants.
   for (std::size_t n : {6, 32, 101}) {
     const auto P = kronex::gallery::laplacian<T>(n, boundary::periodic);
-    check_near_singular([&] { kronex::compile(kronex::kron(M, P).inverse(), std::array<std::size_t, 2>{5, n}); }, 1,
-                        {"mode 1", "periodic"});
+    check_singular([&] { kronex::compile(kronex::kron(M, P).inverse(), std::array<std::size_t, 2>{5, n}); }, 1,
+                   -1, {"mode 1", "periodic"});
     const auto S = kronex::gallery::bspline_stiffness<T>(n, 3);
-    check_near_singular([&] { kronex::compile(kronex::kron(S, M).inverse(), std::array<std::size_t, 2>{n, 5}); }, 0,
-                        {"mode 0"});
+    check_singular([&] { kronex::compile(kronex::kron(S, M).inverse(), std::array<std::size_t, 2>{n, 5}); }, 0,
+                   -1, {"mode 0"});
   }
   // Applying them factors nothing: no error.
   const auto P = kronex::gallery::laplacian<T>(6, boundary::periodic);
