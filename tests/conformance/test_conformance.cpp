@@ -23,8 +23,11 @@
 #include <complex>
 #include <cstddef>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <numeric>
+#include <random>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -317,11 +320,17 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(two_factors_every_kind_pair, T, value_types) {
   function_at_every_mode<T, 2>(sizes, which);
 }
 
-// 3D and 4D: random kinds at random sizes from 1 (every grid of the ranks in turn).
+// 3D: every one of the 5^3 kind tuples; 4D: random kinds. Random sizes from 1; cases rotate
+// through the backend's layouts (every process grid of the ranks in turn).
 BOOST_AUTO_TEST_CASE_TEMPLATE(three_and_four_factors, T, value_types) {
   long which = 0;
-  random_cases<T, 3>(16, {1, 2, 3, 4, 5}, which);
-  function_at_every_mode<T, 3>({1, 2, 3, 4, 5}, which);
+  const std::vector<std::size_t> sizes = {1, 2, 3, 4, 5};
+  for (kind a : operator_kinds)
+    for (kind b : operator_kinds)
+      for (kind c : operator_kinds)
+        check_case<T, 3>(make_case<T>({a, b, c}, {sizes[uniform(0, 4)], sizes[uniform(0, 4)], sizes[uniform(0, 4)]}),
+                         which++);
+  function_at_every_mode<T, 3>(sizes, which);
   random_cases<T, 4>(8, {1, 2, 3, 4}, which);
   function_at_every_mode<T, 4>({1, 2, 3}, which);
 }

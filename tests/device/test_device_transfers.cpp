@@ -62,12 +62,7 @@ void check_counts(const kronex::transfer_counts& c, std::size_t uploads, std::si
 
 using kronex_test::band;
 
-template <class T>
-kronex::diagonal_factor<T> random_diagonal(std::size_t n) {
-  std::vector<T> d(n);
-  for (auto& v : d) v = kronex_test::dominant_diagonal<T>(1);
-  return kronex::diagonal(d);
-}
+using kronex_test::random_diagonal;
 
 // A function_solver whose function solves with a known banded matrix B, by a compiled 1D host
 // solve run line by line. `calls` counts the function's calls and `lines` the vectors it solved.
@@ -87,16 +82,7 @@ struct wrapped_solver {
         }) {}
 };
 
-// A tridiagonal 5x5 factor, singular, whose LU finds the zero pivot exactly at U(2,2): info = 3
-// (as in tests/unit/test_errors.cpp).
-template <class T>
-kronex::banded<T> singular_tridiagonal() {
-  kronex::banded<T> S(5, 1, 1);
-  for (std::size_t i = 0; i < 5; ++i) S(i, i) = T(1);
-  S(1, 2) = T(1);
-  S(2, 1) = T(1);
-  return S;
-}
+using kronex_test::singular_tridiagonal;
 
 } // namespace
 

@@ -1,11 +1,11 @@
-// The device backend against the host backend (and, at small sizes, the dense reference): the
-// same expressions, compiled for a device_tensor and for an xt::xtensor, must agree at 1e-12
-// relative in double (1e-5 in float), and each device solve must make no host<->device transfer
-// (checked under kronex::no_transfer_guard and with the transfer counter).
-//
-// Two routes, as in the host tests: the typed public API (kron(...), compile, lazy solve) on a
-// fixed list of cases, and device plans built from runtime operator descriptions, which sweep
-// every combination of factor kinds in 3D at no compile-time cost.
+// The device backend's runs and entry points (results against the dense reference for every
+// factor kind, operator and value type are in tests/conformance, built for the device too):
+//  - a compiled operator's runs make no host<->device transfer, for N, T, C and R solves and
+//    applies of every factor kind (checked under kronex::no_transfer_guard and with the counter),
+//    and leave the input unchanged;
+//  - lazy forms, nested lazy results, non-owning views, raw pointers, in place, the allocating
+//    form, one-step plans in place (against the host result);
+//  - the user story of the device backend, with its exact transfer counts and plan text.
 #define BOOST_TEST_MODULE test_device_vs_host
 #include <boost/test/unit_test.hpp>
 
@@ -22,23 +22,17 @@
 namespace {
 
 using kronex::boundary;
-using kronex::op;
 using value_types = std::tuple<float, double, std::complex<float>, std::complex<double>>;
-using kronex_test::random_band_matrix;
 using kronex_test::random_dense_matrix;
 using kronex_test::random_tensor;
 using kronex_test::rel_error;
-using kronex_test::to_banded;
-using kronex_test::tolerance;
 
-// Solves (or applies) with the compiled device operator under a transfer guard, checks the counter
-// did not move, and compares with the host result of the same expression.
+// Runs the compiled device operator twice under a transfer guard and checks that the counter
+// did not move, that the plan says so, and that the input is unchanged.
 template <class T, std::size_t D, class Expr>
-void check_against_host(const Expr& expr, const std::array<std::size_t, D>& shape, const std::string& what) {
+void check_no_run_transfers(const Expr& expr, const std::array<std::size_t, D>& shape, const std::string& what) {
   BOOST_TEST_CONTEXT(what) {
     const xt::xtensor<T, D> b = random_tensor<T, D>(shape);
-    const xt::xtensor<T, D> host = kronex::compile(expr, b)(b);
-
     kronex::device_tensor<T, D> bd(b);
     auto solver = kronex::compile(expr, bd);
     kronex::device_tensor<T, D> xd(bd.shape());
@@ -46,18 +40,12 @@ void check_against_host(const Expr& expr, const std::array<std::size_t, D>& shap
     {
       kronex::no_transfer_guard guard;
       solver(bd, xd);
-      solver(bd, xd);  // a second run: same buffers, same result
+      solver(bd, xd);  // a second run: same buffers
     }
     const auto during = kronex::transfers() - before;
     BOOST_TEST(during.calls() == 0u);
     BOOST_TEST(during.bytes() == 0u);
     BOOST_TEST(solver.plan().run_transfers() == 0u);
-
-    const xt::xtensor<T, D> device = xd.to_host();
-    const double err = rel_error(device, host);
-    BOOST_TEST(err <= tolerance<T>(), "device vs host relative error " << err << " > " << tolerance<T>() << "\n"
-                                                                       << solver);
-    // The input is never modified.
     BOOST_TEST(rel_error(bd.to_host(), b) == 0.0);
   }
 }
@@ -66,55 +54,21 @@ using kronex_test::band;
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE_TEMPLATE(one_to_four_dimensions, T, value_types) {
+// Every factor kind (identity, diagonal, clamped and periodic band, dense) in one operator.
+BOOST_AUTO_TEST_CASE_TEMPLATE(runs_make_no_transfers, T, value_types) {
   const auto c = band<T>(7, 2, 1, boundary::clamped, true);
-  const auto p = band<T>(9, 2, 2, boundary::periodic);
+  const auto p = band<T>(6, 1, 2, boundary::periodic);
   const xt::xtensor<T, 2> d = random_dense_matrix<T>(5, true);
-  const auto c2 = band<T>(6, 1, 3, boundary::clamped);
-  check_against_host<T, 1>(kronex::kron(c).inverse(), {7}, "1D clamped solve");
-  check_against_host<T, 1>(kronex::kron(p).inverse(), {9}, "1D periodic solve");
-  check_against_host<T, 2>(kronex::kron(c, p).inverse(), {7, 9}, "2D clamped x periodic");
-  check_against_host<T, 3>(kronex::kron(c, p, d).inverse(), {7, 9, 5}, "3D clamped x periodic x dense");
-  check_against_host<T, 3>(kronex::kron(d, c, p).inverse(), {5, 7, 9}, "3D dense x clamped x periodic");
-  check_against_host<T, 4>(kronex::kron(p, d, c2, c).inverse(), {9, 5, 6, 7}, "4D mixed");
-  check_against_host<T, 3>(kronex::kron(c, p, d), {7, 9, 5}, "3D apply");
-}
-
-BOOST_AUTO_TEST_CASE_TEMPLATE(transpose_adjoint_conjugate, T, value_types) {
-  const auto c = band<T>(8, 2, 1, boundary::clamped, true);
-  const auto p = band<T>(7, 1, 2, boundary::periodic);
-  const xt::xtensor<T, 2> d = random_dense_matrix<T>(6, true);
-  const auto K = kronex::kron(c, p, d);
-  check_against_host<T, 3>(K.transpose().inverse(), {8, 7, 6}, "solve with the transpose");
-  check_against_host<T, 3>(K.adjoint().inverse(), {8, 7, 6}, "solve with the adjoint");
-  check_against_host<T, 3>(K.adjoint().transpose().inverse(), {8, 7, 6}, "solve with the conjugate");
-  check_against_host<T, 3>(K.adjoint(), {8, 7, 6}, "apply the adjoint");
-}
-
-BOOST_AUTO_TEST_CASE_TEMPLATE(identity_and_diagonal_factors, T, value_types) {
-  const auto c = band<T>(6, 1, 1, boundary::clamped);
-  std::vector<T> dv(5);
-  for (auto& v : dv) v = kronex_test::dominant_diagonal<T>(1);
-  const auto diag = kronex::diagonal(dv);
-  check_against_host<T, 3>(kronex::kron(kronex::identity(4), c, diag).inverse(), {4, 6, 5}, "identity, band, diagonal");
-  check_against_host<T, 2>(kronex::kron(diag, kronex::identity(3)).adjoint().inverse(), {5, 3}, "diagonal adjoint");
-  check_against_host<T, 2>(kronex::kron(c, kronex::identity(3)), {6, 3}, "band then identity (apply)");
-  check_against_host<T, 2>(kronex::kron(kronex::identity(6), kronex::identity(3)).inverse(), {6, 3}, "identities only (copy)");
-}
-
-// Against the dense Kronecker oracle too, so the device path does not only agree with the host
-// path but with the one reference every backend is checked against.
-BOOST_AUTO_TEST_CASE_TEMPLATE(against_reference, T, value_types) {
-  const auto c = band<T>(5, 1, 2, boundary::clamped, true);
-  const auto p = band<T>(6, 2, 1, boundary::periodic);
-  const xt::xtensor<T, 2> d = random_dense_matrix<T>(4, true);
-  const xt::xtensor<T, 3> b = random_tensor<T, 3>({5, 6, 4});
-  const auto K = kronex::kron(c, p, d);
-  const auto ref = kronex::reference::solve(K.adjoint(), b);
-  kronex::device_tensor<T, 3> bd(b);
-  kronex::device_tensor<T, 3> xd = K.adjoint().solve(bd);
-  const double err = rel_error(xd.to_host(), ref);
-  BOOST_TEST(err <= 10 * tolerance<T>());
+  const auto diag = kronex_test::random_diagonal<T>(4);
+  const auto I = kronex::identity(3);
+  const auto K = kronex::kron(c, I, p, diag, d);
+  const std::array<std::size_t, 5> shape{7, 3, 6, 4, 5};
+  for (int o = 0; o < 4; ++o) {
+    const auto Ko = o == 0 ? K : o == 1 ? K.transpose() : o == 2 ? K.adjoint() : K.adjoint().transpose();
+    const std::string letter(1, "NTCR"[o]);
+    check_no_run_transfers<T, 5>(Ko.inverse(), shape, letter + " solve");
+    check_no_run_transfers<T, 5>(Ko, shape, letter + " apply");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(lazy_forms_views_and_in_place) {
@@ -159,54 +113,6 @@ BOOST_AUTO_TEST_CASE(lazy_forms_views_and_in_place) {
   one(inplace, inplace);
   const xt::xtensor<T, 3> one_host = kronex::kron(kronex::identity(8), p, kronex::identity(7)).solve(b);
   BOOST_TEST(rel_error(inplace.to_host(), one_host) <= 1e-12);
-}
-
-// Every combination of factor kinds at every mode of a 3D tensor, through runtime descriptions.
-BOOST_AUTO_TEST_CASE_TEMPLATE(all_kind_combinations_3d, T, value_types) {
-  const std::size_t n[3] = {5, 6, 4};
-  std::vector<kronex::banded<T>> clamped, periodic;
-  std::vector<xt::xtensor<T, 2>> dense;
-  std::vector<kronex::diagonal_factor<T>> diag;
-  for (std::size_t k = 0; k < 3; ++k) {
-    clamped.push_back(band<T>(n[k], 1, 2, boundary::clamped, true));
-    periodic.push_back(band<T>(n[k], 1, 1, boundary::periodic));
-    dense.push_back(random_dense_matrix<T>(n[k], true));
-    std::vector<T> d(n[k]);
-    for (auto& v : d) v = kronex_test::dominant_diagonal<T>(1);
-    diag.push_back(kronex::diagonal(d));
-  }
-  const xt::xtensor<T, 3> b = random_tensor<T, 3>({n[0], n[1], n[2]});
-  kronex::device_tensor<T, 3> bd(b);
-  kronex::device_tensor<T, 3> xd(bd.shape());
-  for (int combo = 0; combo < 125; ++combo) {
-    for (op o : {op::none, op::adjoint}) {
-      for (bool inverse : {true, false}) {
-        kronex::operator_desc<T> desc;
-        desc.trans = o;
-        desc.inverse = inverse;
-        std::ostringstream text;
-        for (std::size_t k = 0, c = std::size_t(combo); k < 3; ++k, c /= 5) {
-          switch (c % 5) {
-            case 0: desc.factors.push_back(kronex::make_view(clamped[k])); text << "clamped "; break;
-            case 1: desc.factors.push_back(kronex::make_view(periodic[k])); text << "periodic "; break;
-            case 2: desc.factors.push_back(kronex::make_view<T>(dense[k])); text << "dense "; break;
-            case 3: desc.factors.push_back(kronex::make_view<T>(kronex::identity(n[k]))); text << "identity "; break;
-            case 4: desc.factors.push_back(kronex::make_view(diag[k])); text << "diagonal "; break;
-          }
-        }
-        text << kronex::trans_letter(o) << (inverse ? " solve" : " apply");
-        BOOST_TEST_CONTEXT(text.str()) {
-          kronex::host_operator<T, 3> host_op(desc, {n[0], n[1], n[2]});
-          const xt::xtensor<T, 3> host = host_op(b);
-          kronex::device_operator<T, 3> dev(desc, {n[0], n[1], n[2]});
-          const auto before = kronex::transfers();
-          dev(bd, xd);
-          BOOST_TEST((kronex::transfers() - before).calls() == 0u);
-          BOOST_TEST(rel_error(xd.to_host(), host) <= tolerance<T>());
-        }
-      }
-    }
-  }
 }
 
 // The user story of the device backend, as written in its issue, line for line.
