@@ -16,6 +16,7 @@ namespace kronex_conformance {
 struct backend {
   static constexpr const char* name = "device";
   static constexpr std::size_t max_rank = 4;
+  static constexpr bool every_kind_tuple = true;
   template <class T, std::size_t D>
   using tensor = kronex::device_tensor<T, D>;
 

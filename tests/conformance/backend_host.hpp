@@ -6,6 +6,8 @@
 // the expressions through the public API. It provides
 //   name                    the backend's name, for messages;
 //   max_rank                the largest number of factors the suite tries (4, or 6);
+//   every_kind_tuple        true: all 5^3 kind tuples in 3D; false: a random sample (where
+//                           each case is costly);
 //   tensor<T, D>            the operand type whose type picks the backend;
 //   layouts<D>()            the data layouts to run on, as process grids (one entry, all 1s,
 //                           where the backend has no layouts);
@@ -26,6 +28,7 @@ namespace kronex_conformance {
 struct backend {
   static constexpr const char* name = "host";
   static constexpr std::size_t max_rank = 6;
+  static constexpr bool every_kind_tuple = true;
   template <class T, std::size_t D>
   using tensor = xt::xtensor<T, D>;
 

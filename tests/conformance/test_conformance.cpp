@@ -5,9 +5,9 @@
 //
 // The backend is an adaptor header named by KRONEX_CONFORMANCE_BACKEND (backend_host.hpp says
 // what it provides); everything else goes through the public API: kronex::kron, transpose(),
-// adjoint(), inverse(), solve(), apply(), kronex::compile. Each operation is run three ways on
-// every layout it is given: compiled out of place (the input must not change), as a lazy result,
-// and compiled in place (x is b).
+// adjoint(), inverse(), solve(), apply(), kronex::compile. Each operation is run compiled out of
+// place (the input must not change) and in place (x is b) on every layout it is given, and as a
+// lazy result for the untransposed operator.
 //
 // Covered: every factor kind (clamped band, periodic band with corners, dense, diagonal,
 // identity, function_solver, each through any_factor and through its own type), the four
@@ -222,39 +222,52 @@ K with_trans(const K& K0, op o) {
 }
 
 // Every operation of the case (N solve only when it is solve-only) with the expression K0 over
-// its factors, on each layout: compiled out of place, lazily, compiled in place.
+// its factors, on each layout: compiled out of place, compiled in place (on a copy of the
+// operand: no new layout), and as a lazy result for the untransposed operator (the lazy form
+// compiles the same plan; doing it for every operator would double the compiles, which cost
+// communicator setups on MPI).
 template <class T, std::size_t D, class K>
 void check_expression(const K& K0, const test_case<T>& c, const std::vector<std::array<int, D>>& layouts) {
   using tensor = typename backend::template tensor<T, D>;
   const double tol = kronex_test::tolerance<T>();
   const xt::xtensor<T, D> b = as_tensor<T, D>(c.b, c.shape);
+  std::vector<operation> ops;
+  std::vector<std::vector<wide_t<T>>> refs;
   for (const operation& o : operations) {
     if (c.solve_only && !(o.trans == op::none && o.inverse)) continue;
-    const std::vector<wide_t<T>> ref = reference_result(c, o);
-    const K Ko = with_trans(K0, o.trans);
-    for (const auto& layout : layouts) {
+    ops.push_back(o);
+    refs.push_back(reference_result(c, o));
+  }
+  for (const auto& layout : layouts) {
+    const tensor bd = backend::upload(b, layout);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const operation& o = ops[i];
+      const std::vector<wide_t<T>>& ref = refs[i];
+      const K Ko = with_trans(K0, o.trans);
       BOOST_TEST_CONTEXT(c.text() << ", " << operation_text(o) << ", " << backend::layout_text(layout)) {
-        tensor bd = backend::upload(b, layout);
         auto solver = kronex::compile(o.inverse ? Ko.inverse() : Ko, bd);
         tensor xd = backend::like(bd);
         solver(bd, xd);
         const double err = error_against(backend::download(xd), ref);
         BOOST_TEST(err <= tol, "compiled: relative error " << err << " > " << tol << "\n" << solver);
-        BOOST_TEST(kronex_test::rel_error(backend::download(bd), b) == 0.0, "the input was modified");
 
-        auto lazy = [&]() -> tensor {
-          if (o.inverse) return Ko.solve(bd);
-          return Ko.apply(bd);
-        };
-        const double lazy_err = error_against(backend::download(lazy()), ref);
-        BOOST_TEST(lazy_err <= tol, "lazy: relative error " << lazy_err << " > " << tol);
-
-        tensor yd = backend::upload(b, layout);
+        tensor yd = bd;
         solver(yd, yd);
         const double in_place_err = error_against(backend::download(yd), ref);
         BOOST_TEST(in_place_err <= tol, "in place: relative error " << in_place_err << " > " << tol);
+
+        if (o.trans == op::none) {
+          auto lazy = [&]() -> tensor {
+            if (o.inverse) return Ko.solve(bd);
+            return Ko.apply(bd);
+          };
+          const double lazy_err = error_against(backend::download(lazy()), ref);
+          BOOST_TEST(lazy_err <= tol, "lazy: relative error " << lazy_err << " > " << tol);
+        }
       }
     }
+    BOOST_TEST(kronex_test::rel_error(backend::download(bd), b) == 0.0,
+               c.text() << ", " << backend::layout_text(layout) << ": the input was modified");
   }
 }
 
@@ -320,16 +333,21 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(two_factors_every_kind_pair, T, value_types) {
   function_at_every_mode<T, 2>(sizes, which);
 }
 
-// 3D: every one of the 5^3 kind tuples; 4D: random kinds. Random sizes from 1; cases rotate
-// through the backend's layouts (every process grid of the ranks in turn).
+// 3D: every one of the 5^3 kind tuples (a random sample of them where the backend's cases are
+// costly, see every_kind_tuple); 4D: random kinds. Random sizes from 1; cases rotate through the
+// backend's layouts (every process grid of the ranks in turn).
 BOOST_AUTO_TEST_CASE_TEMPLATE(three_and_four_factors, T, value_types) {
   long which = 0;
   const std::vector<std::size_t> sizes = {1, 2, 3, 4, 5};
-  for (kind a : operator_kinds)
-    for (kind b : operator_kinds)
-      for (kind c : operator_kinds)
-        check_case<T, 3>(make_case<T>({a, b, c}, {sizes[uniform(0, 4)], sizes[uniform(0, 4)], sizes[uniform(0, 4)]}),
-                         which++);
+  if (backend::every_kind_tuple) {
+    for (kind a : operator_kinds)
+      for (kind b : operator_kinds)
+        for (kind c : operator_kinds)
+          check_case<T, 3>(make_case<T>({a, b, c}, {sizes[uniform(0, 4)], sizes[uniform(0, 4)], sizes[uniform(0, 4)]}),
+                           which++);
+  } else {
+    random_cases<T, 3>(16, sizes, which);
+  }
   function_at_every_mode<T, 3>(sizes, which);
   random_cases<T, 4>(8, {1, 2, 3, 4}, which);
   function_at_every_mode<T, 4>({1, 2, 3}, which);
