@@ -1,13 +1,14 @@
-// More of the distributed backend, at 1 to 4 ranks, every process grid that fits (as in
-// test_distributed.cpp: every rank compares its block of the result with the same block of the
-// serial host result, the error is the largest over ranks):
+// The distributed backend beyond the conformance suite (tests/conformance, built for MPI at 1 to
+// 4 ranks: every factor kind, N/T/C/R, all value types, uneven splits, every process grid), at 1
+// to 4 ranks, every process grid that fits; results against the serial host result, gathered on
+// every rank:
 //  - function_solver factors (wrapping a known banded solve) on split and unsplit modes give the
 //    banded serial result to 1e-12, and every line of the mode is solved exactly once over all
 //    ranks (or once per rank of its group when the mode is gathered, 1D);
 //  - diagonal factors on split axes scale in the input layout (no exchange for them); a zero on
 //    a split diagonal raises singular_factor naming the global entry, on every rank;
 //  - identity-only operators copy (no steps, no exchanges), in place too;
-//  - float and complex<float> at their tolerance (1e-5);
+//  - 4D with modes that need no locality (the exchange bound), 6D on 1 and 2 ranks;
 //  - tiny extents (2 points, 1 point on up to 4 ranks: some ranks hold empty blocks), 1D to 3D:
 //    correct results, nothing divides by zero, nothing hangs;
 //  - for every operator compiled here: the printed plan is the same text on every rank,
@@ -15,7 +16,9 @@
 //    and is at most (split modes needing locality) + 1; the exchange method is "alltoall" when
 //    every pair of ranks exchanges the same amount (even splits), "alltoallv" otherwise, and
 //    "allgatherv" (then "local_copy" on "self") when a split mode is gathered;
-//  - collective errors: an input or output of another global shape or grid passed to operator()
+//  - collective errors: a grid of another size, a global shape that does not match the factors,
+//    a factor singular on one rank only (that rank throws singular_factor, the others an error
+//    naming it); an input or output of another global shape or grid passed to operator()
 //    throws dimension_mismatch on every rank (and the operator stays usable); a grid entry of 0
 //    or negative entries throw dimension_mismatch on every rank.
 #define BOOST_TEST_MODULE test_distributed_more
@@ -34,11 +37,8 @@
 namespace {
 
 using kronex::boundary;
-using kronex_test::max_over_ranks;
-using kronex_test::random_band_matrix;
 using kronex_test::random_dense_matrix;
 using kronex_test::random_tensor;
-using kronex_test::to_banded;
 using kronex_test::world_rank;
 using kronex_test::world_size;
 
@@ -115,34 +115,12 @@ std::vector<exchange_line> check_plan(const Op& solver, std::size_t split_modes_
   return lines;
 }
 
-// A distributed copy of the global tensor b: every rank fills its block.
-template <class T, std::size_t D>
-kronex::distributed_tensor<T, D> distribute(const xt::xtensor<T, D>& b, const std::array<int, D>& grid) {
-  std::array<std::size_t, D> global;
-  for (std::size_t k = 0; k < D; ++k) global[k] = b.shape()[k];
-  kronex::distributed_tensor<T, D> bd(MPI_COMM_WORLD, global, grid);
-  const auto off = bd.local_offset();
-  const kronex::detail::box mine{kronex::shape_t(off.begin(), off.end()),
-                                 kronex::shape_t(bd.local().shape().begin(), bd.local().shape().end())};
-  const kronex::detail::box whole{kronex::shape_t(D, 0), kronex::shape_t(global.begin(), global.end())};
-  kronex::detail::copy_box(mine, whole, b.data(), mine, bd.local().data());
-  return bd;
-}
+using kronex_test::distribute;
 
-// max over ranks of |x's block - expected's same block| / max |expected| (0 / 0 = 0).
+// max |gather(x) - expected| / max |expected| (0 / 0 = 0): the same number on every rank.
 template <class T, std::size_t D>
 double block_error(const kronex::distributed_tensor<T, D>& x, const xt::xtensor<T, D>& expected) {
-  const auto off = x.local_offset();
-  const kronex::detail::box mine{kronex::shape_t(off.begin(), off.end()),
-                                 kronex::shape_t(x.local().shape().begin(), x.local().shape().end())};
-  const kronex::detail::box whole{kronex::shape_t(D, 0), kronex::shape_t(expected.shape().begin(), expected.shape().end())};
-  xt::xtensor<T, D> e = xt::xtensor<T, D>::from_shape(x.local().shape());
-  kronex::detail::copy_box(mine, whole, expected.data(), mine, e.data());
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < e.size(); ++i) diff = std::max(diff, double(std::abs(x.local().data()[i] - e.data()[i])));
-  for (std::size_t i = 0; i < expected.size(); ++i) scale = std::max(scale, double(std::abs(expected.data()[i])));
-  const double d = max_over_ranks(diff);
-  return scale == 0 ? d : d / scale;
+  return kronex_test::rel_error(kronex_test::gather(x), expected);
 }
 
 // Compiles `dist` on the distributed b and compares its result (out of place, lazily and in
@@ -245,10 +223,7 @@ BOOST_AUTO_TEST_CASE(function_solver_on_split_and_unsplit_modes) {
 
 BOOST_AUTO_TEST_CASE(diagonals_on_split_axes) {
   using T = std::complex<double>;
-  std::vector<T> d0(9), d2(4);
-  for (auto& v : d0) v = kronex_test::dominant_diagonal<T>(1);
-  for (auto& v : d2) v = kronex_test::dominant_diagonal<T>(1);
-  const auto D0 = kronex::diagonal(d0), D2 = kronex::diagonal(d2);
+  const auto D0 = kronex_test::random_diagonal<T>(9), D2 = kronex_test::random_diagonal<T>(4);
   const auto B = band<T>(6, 1, 1, boundary::periodic);
   const xt::xtensor<T, 3> b = random_tensor<T, 3>({9, 6, 4});
   for (const auto& grid : grids_for<3>(world_size())) {
@@ -335,30 +310,6 @@ BOOST_AUTO_TEST_CASE(identity_only_operators_copy) {
   }
 }
 
-// ---- single precision ----------------------------------------------------------------------------
-
-template <class T>
-void check_single_precision() {
-  const auto c = band<T>(10, 2, 1, boundary::clamped, true);
-  const auto p = band<T>(7, 1, 2, boundary::periodic);
-  const xt::xtensor<T, 2> d = random_dense_matrix<T>(6, true);
-  const xt::xtensor<T, 3> b = random_tensor<T, 3>({10, 7, 6});
-  for (const auto& grid : grids_for<3>(world_size())) {
-    BOOST_TEST_CONTEXT(kronex::value_traits<T>::name << ", " << grid_text(grid)) {
-      const std::size_t m = split_count<3>({true, true, true}, grid);
-      const auto K = kronex::kron(c, p, d);
-      check_against<T, 3>(K.inverse(), K.inverse(), b, grid, m);
-      check_against<T, 3>(K.transpose().inverse(), K.transpose().inverse(), b, grid, m);
-      check_against<T, 3>(K, K, b, grid, m);
-    }
-  }
-}
-
-BOOST_AUTO_TEST_CASE(single_precision) {
-  check_single_precision<float>();
-  check_single_precision<std::complex<float>>();
-}
-
 // ---- tiny extents --------------------------------------------------------------------------------
 
 // Fewer points than ranks along split axes: the last ranks hold empty blocks in some layouts.
@@ -368,9 +319,7 @@ void check_tiny(const std::array<std::size_t, D>& shape) {
   using T = double;
   std::vector<xt::xtensor<T, 2>> dense;
   for (std::size_t n : shape) dense.push_back(random_dense_matrix<T>(n, n > 1));
-  std::vector<T> dv(shape[0]);
-  for (auto& v : dv) v = kronex_test::dominant_diagonal<T>(1);
-  const auto diag = kronex::diagonal(dv);
+  const auto diag = kronex_test::random_diagonal<T>(shape[0]);
   const xt::xtensor<T, D> b = random_tensor<T, D>(shape);
   for (const auto& grid : grids_for<D>(world_size())) {
     std::array<bool, D> all{};
@@ -461,7 +410,65 @@ BOOST_AUTO_TEST_CASE(exchange_methods) {
   }
 }
 
+// ---- four dimensions, skipped modes ----------------------------------------------------------------
+
+// Only modes 0 and 1 need locality (a diagonal and an identity follow): the exchange bound in 4D.
+BOOST_AUTO_TEST_CASE(complex_adjoint_and_skipped_modes) {
+  using T = std::complex<double>;
+  const auto c = band<T>(6, 1, 1, boundary::clamped);
+  const auto p = band<T>(8, 2, 2, boundary::periodic);
+  const auto diag = kronex_test::random_diagonal<T>(5);
+  const auto I = kronex::identity(3);
+  const xt::xtensor<T, 4> b = random_tensor<T, 4>({6, 8, 5, 3});
+  const auto K = kronex::kron(c, p, diag, I).adjoint();
+  for (const auto& grid : grids_for<4>(world_size()))
+    BOOST_TEST_CONTEXT(grid_text(grid)) {
+      check_against<T, 4>(K.inverse(), K.inverse(), b, grid, split_count<4>({true, true, false, false}, grid));
+    }
+}
+
+// ---- six dimensions ------------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(six_dimensions) {
+  using T = double;
+  if (world_size() > 2) return;  // 6D on 1 and 2 ranks
+  std::vector<kronex::banded<T>> f;
+  const std::size_t n[6] = {4, 3, 5, 3, 4, 3};
+  for (std::size_t k = 0; k < 6; ++k) f.push_back(band<T>(n[k], 1, 1, k % 2 ? boundary::periodic : boundary::clamped));
+  const xt::xtensor<T, 6> b = random_tensor<T, 6>({4, 3, 5, 3, 4, 3});
+  const auto K = kronex::kron(f[0], f[1], f[2], f[3], f[4], f[5]);
+  std::array<bool, 6> all{};
+  all.fill(true);
+  for (const auto& grid : grids_for<6>(world_size()))
+    BOOST_TEST_CONTEXT(grid_text(grid)) { check_against<T, 6>(K.inverse(), K.inverse(), b, grid, split_count<6>(all, grid)); }
+}
+
 // ---- collective errors ---------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(collective_errors) {
+  using T = double;
+  const auto c = band<T>(6, 1, 1, boundary::clamped);
+  const int size = world_size();
+  // A grid whose size differs from the communicator's: every rank throws.
+  BOOST_CHECK_THROW((kronex::distributed_tensor<T, 2>(MPI_COMM_WORLD, {6, 6}, {size + 1, 1})), kronex::dimension_mismatch);
+  // A global shape that does not match the factors.
+  kronex::distributed_tensor<T, 2> bd(MPI_COMM_WORLD, {6, 5}, {size, 1});
+  BOOST_CHECK_THROW(kronex::compile(kronex::kron(c, c).inverse(), bd), kronex::dimension_mismatch);
+  // A singular factor on one rank only: that rank throws singular_factor, the others a
+  // kronex::error naming it; nobody hangs.
+  kronex::banded<T> s = c;
+  if (world_rank() == size - 1) s(2, 2) = 0, s(2, 1) = 0, s(2, 3) = 0;
+  kronex::distributed_tensor<T, 2> b6(MPI_COMM_WORLD, {6, 6}, {size, 1});
+  try {
+    kronex::compile(kronex::kron(c, s).inverse(), b6);
+    BOOST_TEST(false, "no exception");
+  } catch (const kronex::singular_factor& e) {
+    BOOST_TEST(world_rank() == size - 1);
+    BOOST_TEST(e.mode() == 1u);
+  } catch (const kronex::error& e) {
+    BOOST_TEST(std::string(e.what()).find("failed on rank " + std::to_string(size - 1)) != std::string::npos, e.what());
+  }
+}
 
 BOOST_AUTO_TEST_CASE(operator_call_with_another_shape_or_grid) {
   using T = double;

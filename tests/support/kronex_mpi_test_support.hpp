@@ -2,10 +2,12 @@
 // MPI tests: MPI is initialised before the first test and finalised after the last; every rank
 // runs every test case. The random seed is chosen on rank 0 and broadcast, so all ranks build the
 // same global data (and print the same seed, for replay with KRONEX_TEST_SEED).
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
@@ -69,6 +71,51 @@ std::vector<std::array<int, D>> grids_for(int ranks) {
     }
     if (k == std::size_t(-1)) return out;
   }
+}
+
+// Calls f(local, global) for each element of t's block: its C-order index in the block and in
+// the global tensor (public API only: local(), local_offset(), global_shape()).
+template <class Tensor, class F>
+void for_each_block_element(const Tensor& t, F&& f) {
+  constexpr std::size_t D = Tensor::rank;
+  const auto& global = t.global_shape();
+  const auto& offset = t.local_offset();
+  const auto& extent = t.local().shape();
+  const std::size_t count = t.local().size();
+  std::array<std::size_t, D> i{};
+  for (std::size_t local = 0; local < count; ++local) {
+    std::size_t g = 0;
+    for (std::size_t k = 0; k < D; ++k) g = g * global[k] + offset[k] + i[k];
+    f(local, g);
+    for (std::size_t k = D; k-- > 0;) {
+      if (++i[k] < extent[k]) break;
+      i[k] = 0;
+    }
+  }
+}
+
+// A distributed copy of the global tensor b (the same on every rank) on `grid`: every rank
+// fills its block.
+template <class T, std::size_t D>
+kronex::distributed_tensor<T, D> distribute(const xt::xtensor<T, D>& b, const std::array<int, D>& grid) {
+  std::array<std::size_t, D> global;
+  std::copy(b.shape().begin(), b.shape().end(), global.begin());
+  kronex::distributed_tensor<T, D> t(MPI_COMM_WORLD, global, grid);
+  for_each_block_element(t, [&](std::size_t l, std::size_t g) { t.local().data()[l] = b.data()[g]; });
+  return t;
+}
+
+// The whole tensor x on every rank: each rank writes its block into zeros, the blocks are summed
+// (each element comes from exactly one rank, so the sum is an exact copy).
+template <class T, std::size_t D>
+xt::xtensor<T, D> gather(const kronex::distributed_tensor<T, D>& x) {
+  xt::xtensor<T, D> whole = xt::zeros<T>(x.global_shape());
+  for_each_block_element(x, [&](std::size_t l, std::size_t g) { whole.data()[g] = x.local().data()[l]; });
+  using R = kronex::real_t<T>;
+  const int reals = int(whole.size() * (sizeof(T) / sizeof(R)));
+  MPI_Allreduce(MPI_IN_PLACE, whole.data(), reals, std::is_same_v<R, float> ? MPI_FLOAT : MPI_DOUBLE, MPI_SUM,
+                MPI_COMM_WORLD);
+  return whole;
 }
 
 // "grid (2,1,1)", for test contexts.

@@ -2,7 +2,7 @@
 // Shared helpers for kronex tests: seeded random data (the seed is printed so a failure can be
 // replayed with KRONEX_TEST_SEED=<seed>), relative errors, tolerances per value type, and random
 // well-conditioned factors (band, periodic band, dense; optionally forcing pivoting) built from
-// dense matrices the test keeps as the oracle's input.
+// dense matrices the test keeps as the oracle's input, a random diagonal, a singular band.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -195,6 +195,27 @@ std::string expect_error(F&& f, const std::vector<std::string>& needles) {
 template <class T>
 kronex::banded<T> band(std::size_t n, std::size_t kl, std::size_t ku, kronex::boundary bc, bool pivot = false) {
   return to_banded(random_band_matrix<T>(n, kl, ku, bc, pivot), kl, ku, bc);
+}
+
+// A random diagonal factor, each |d_i| in [3 sqrt(2) + 1, 3 sqrt(2) + 2] (well away from zero).
+template <class T>
+kronex::diagonal_factor<T> random_diagonal(std::size_t n) {
+  std::vector<T> d(n);
+  for (auto& v : d) v = dominant_diagonal<T>(1);
+  return kronex::diagonal(d);
+}
+
+// A tridiagonal 5x5 factor that is singular in exact arithmetic, and LU with partial pivoting
+// finds the zero exactly: identity except the block [[1,1],[1,1]] on rows/columns 1..2.
+// Column 1: no swap (|1| = |1|, the first wins), multiplier 1, U(2,2) = 1 - 1*1 = 0, so LAPACK
+// reports info = 3 (1-based index of the zero pivot).
+template <class T>
+kronex::banded<T> singular_tridiagonal() {
+  kronex::banded<T> S(5, 1, 1);
+  for (std::size_t i = 0; i < 5; ++i) S(i, i) = T(1);
+  S(1, 2) = T(1);
+  S(2, 1) = T(1);
+  return S;
 }
 
 // A banded factor (e.g. from the gallery) as a dense matrix, read through banded's own accessor.

@@ -27,18 +27,7 @@ using shape3 = std::array<std::size_t, 3>;
 
 using kronex_test::expect_error;
 
-// A tridiagonal 5x5 factor that is singular in exact arithmetic, and LU with partial pivoting
-// finds the zero exactly: identity except the block [[1,1],[1,1]] on rows/columns 1..2.
-// Column 1: no swap (|1| = |1|, the first wins), multiplier 1, U(2,2) = 1 - 1*1 = 0, so LAPACK
-// reports info = 3 (1-based index of the zero pivot).
-template <class T>
-kronex::banded<T> singular_tridiagonal() {
-  kronex::banded<T> S(5, 1, 1);
-  for (std::size_t i = 0; i < 5; ++i) S(i, i) = T(1);
-  S(1, 2) = T(1);
-  S(2, 1) = T(1);
-  return S;
-}
+using kronex_test::singular_tridiagonal;
 
 // A 3x3 dense factor of rank 2 whose getrf hits an exact zero pivot at U(2,2) (info = 3):
 // column 0 pivots on row 1 ([2,4,6]), multipliers 1/2 leave rows [0,0,0] and [0,-1,-2] (exact);

@@ -1,0 +1,52 @@
+#pragma once
+// The conformance suite's adaptor for the host backend (operands are xt::xtensor).
+//
+// An adaptor is a struct kronex_conformance::backend that tells the suite how to move a test's
+// global tensor to the backend and back, and nothing else: the suite itself compiles and runs
+// the expressions through the public API. It provides
+//   name                    the backend's name, for messages;
+//   max_rank                the largest number of factors the suite tries (4, or 6);
+//   every_kind_tuple        true: all 5^3 kind tuples in 3D; false: a random sample (where
+//                           each case is costly);
+//   tensor<T, D>            the operand type whose type picks the backend;
+//   layouts<D>()            the data layouts to run on, as process grids (one entry, all 1s,
+//                           where the backend has no layouts);
+//   upload(b, layout)       the global host tensor b as a backend operand;
+//   like(t)                 an output operand of t's shape and layout;
+//   download(t)             t as a global host tensor.
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include <kronex/kronex.hpp>
+
+namespace kronex_conformance {
+
+struct backend {
+  static constexpr const char* name = "host";
+  static constexpr std::size_t max_rank = 6;
+  static constexpr bool every_kind_tuple = true;
+  template <class T, std::size_t D>
+  using tensor = xt::xtensor<T, D>;
+
+  template <std::size_t D>
+  static std::vector<std::array<int, D>> layouts() {
+    std::array<int, D> one;
+    one.fill(1);
+    return {one};
+  }
+  template <std::size_t D>
+  static std::string layout_text(const std::array<int, D>&) { return name; }
+
+  template <class T, std::size_t D>
+  static tensor<T, D> upload(const xt::xtensor<T, D>& b, const std::array<int, D>&) { return b; }
+  template <class T, std::size_t D>
+  static tensor<T, D> like(const tensor<T, D>& t) { return tensor<T, D>::from_shape(t.shape()); }
+  template <class T, std::size_t D>
+  static xt::xtensor<T, D> download(const tensor<T, D>& t) { return t; }
+};
+
+} // namespace kronex_conformance
