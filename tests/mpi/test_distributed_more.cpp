@@ -132,6 +132,22 @@ std::vector<exchange_line> check_against(const Dist& dist, const Serial& serial,
   auto bd = distribute(b, grid);
   auto solver = kronex::compile(dist, bd);
   const auto lines = check_plan(solver, split_modes_needing_local);
+  // explain() (collective): the check and plan phases only, the same plan but for the LU counts,
+  // estimated before factoring: exact when no factor swaps rows, else the exchanges still agree.
+  std::string estimated = kronex::to_string(solver.plan());
+  for (std::size_t at = estimated.find(" swaps=0"); at != std::string::npos; at = estimated.find(" swaps=0", at))
+    estimated.replace(at, 8, " (estimate: no swaps)");
+  const kronex::plan_description explained = kronex::explain_plan(dist, bd);
+  BOOST_TEST(!explained.instantiated);
+  BOOST_TEST(solver.plan().instantiated);
+  if (estimated.find(" swaps=") == std::string::npos) {
+    BOOST_TEST(kronex::to_string(explained) == estimated);
+  } else {
+    const auto explained_lines = exchange_lines(kronex::to_string(explained));
+    BOOST_TEST_REQUIRE(explained_lines.size() == lines.size());
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      BOOST_TEST(explained_lines[i].method + explained_lines[i].comm == lines[i].method + lines[i].comm);
+  }
   auto xd = kronex::distributed_tensor<T, D>::like(bd);
   solver(bd, xd);
   const double err = block_error(xd, expected);
