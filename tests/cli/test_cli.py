@@ -243,8 +243,11 @@ class ExplainAndBench(Base):
             self.assertIn("(4096,4096,4096)", r.stdout)
             if backend == "device":
                 self.assertIn("uploaded 4096x4096", r.stdout)
+            # 100 MiB; 400 MiB under AddressSanitizer (its shadow memory): either is far below the
+            # 512 GiB tensor or the 1 TiB of buffers the plan describes.
             peak_kib = int(r.stdout.strip().splitlines()[-1])
-            self.assertLess(peak_kib, 100 * 1024, backend)
+            limit_mib = 400 if "ASAN_OPTIONS" in os.environ else 100
+            self.assertLess(peak_kib, limit_mib * 1024, backend)
         if DEVICE:
             r = self.fails(2, "explain", "--backend", "device", "kron(laplacian(40000)).solve(ones())")
             self.assertIn("max_factor_size", r.stderr)

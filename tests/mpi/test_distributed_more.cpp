@@ -409,6 +409,9 @@ BOOST_AUTO_TEST_CASE(exchange_methods) {
         BOOST_TEST(l.method == sc.method);
         BOOST_TEST(l.comm == "grid dims {0} (" + std::to_string(P) + " ranks)");
       }
+      // A nested lazy result explains its outer plan, for the innermost operand's grid.
+      const auto bd = distribute(b, {P, 1});
+      BOOST_TEST(kronex::explain(K.solve(K.apply(bd))) == kronex::explain(K.inverse(), bd));
       // (1,P): the same, over grid dim 1.
       const auto l2 = check_against<T, 2>(K.inverse(), K.inverse(), b, {1, P}, 1);
       BOOST_TEST_REQUIRE(l2.size() == 2u);
