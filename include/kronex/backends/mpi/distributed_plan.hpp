@@ -157,7 +157,7 @@ private:
       }
     }
     m_phases = plan_exchanges(m_global, grid, needs_local);
-    m_desc.expression = d.text();
+    m_expression = d.text();
     m_exchange_step_index.assign(m_phases.size(), 0);
 
     m_uniform.assign(m_phases.size(), false);
@@ -196,11 +196,10 @@ private:
   void compose(const std::vector<plan_description>& local) {
     int size = 1;
     for (int g : m_comm->grid()) size *= g;
-    const plan_description keep = m_desc;
     m_desc = plan_description{};
     m_desc.backend = message("mpi ", Ranks::name, ", ", size, " ranks, grid ", format_grid(m_comm->grid()));
     m_desc.value_type = value_traits<T>::name;
-    m_desc.expression = keep.expression;
+    m_desc.expression = m_expression;
     m_desc.shape = m_global;
     m_desc.counts_transfers = Ranks::counts_transfers;
     m_desc.setup = m_setup;
@@ -460,6 +459,7 @@ private:
   std::vector<factor_setup> m_setup;           // the setup lines before the local plans fill them
   std::vector<bool> m_diagonal;                    // per mode: a diagonal factor
   std::size_t m_buffer_values = 0;                 // each ping-pong buffer, in values
+  std::string m_expression;                        // the operator, as printed
 };
 
 } // namespace kronex::detail
