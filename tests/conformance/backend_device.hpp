@@ -11,9 +11,11 @@
 
 #include "kronex_device_test_support.hpp"
 
+#include "single_layout.hpp"
+
 namespace kronex_conformance {
 
-struct backend {
+struct backend : single_layout {
   static constexpr const char* name = "device";
   static constexpr std::size_t max_rank = 4;
   static constexpr bool every_kind_tuple = true;
@@ -21,14 +23,8 @@ struct backend {
   using tensor = kronex::device_tensor<T, D>;
 
   template <std::size_t D>
-  static std::vector<std::array<int, D>> layouts() {
-    std::array<int, D> one;
-    one.fill(1);
-    return {one};
-  }
-  template <std::size_t D>
   static std::string layout_text(const std::array<int, D>&) {
-    return std::string("device ") + kronex::detail::device::system_name();
+    return std::string("device ") + kronex::device::system_name();
   }
 
   template <class T, std::size_t D>

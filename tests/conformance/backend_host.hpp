@@ -23,21 +23,17 @@
 
 #include <kronex/kronex.hpp>
 
+#include "single_layout.hpp"
+
 namespace kronex_conformance {
 
-struct backend {
+struct backend : single_layout {
   static constexpr const char* name = "host";
   static constexpr std::size_t max_rank = 6;
   static constexpr bool every_kind_tuple = true;
   template <class T, std::size_t D>
   using tensor = xt::xtensor<T, D>;
 
-  template <std::size_t D>
-  static std::vector<std::array<int, D>> layouts() {
-    std::array<int, D> one;
-    one.fill(1);
-    return {one};
-  }
   template <std::size_t D>
   static std::string layout_text(const std::array<int, D>&) { return name; }
 

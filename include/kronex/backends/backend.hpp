@@ -32,8 +32,10 @@ namespace detail {
 template <class Plan>
 class compiled_operator {
 public:
+  // Builds the plan in place from the plan's constructor arguments (the tag keeps this template
+  // from competing with the copy and move constructors).
   template <class... Args>
-  explicit compiled_operator(Args&&... args) : m_plan(std::forward<Args>(args)...) {}
+  explicit compiled_operator(std::in_place_t, Args&&... args) : m_plan(std::forward<Args>(args)...) {}
 
   const plan_description& plan() const noexcept { return m_plan.description(); }
   const shape_t& shape() const noexcept { return m_plan.shape(); }

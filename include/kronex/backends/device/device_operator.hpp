@@ -23,7 +23,7 @@ public:
   using tensor_type = device_tensor<T, D>;
 
   // Check, plan and instantiate for operands of this shape.
-  device_operator(const operator_desc<T>& d, const shape_t& shape) : base(d, shape) {}
+  device_operator(const operator_desc<T>& d, const shape_t& shape) : base(std::in_place, d, shape) {}
 
   // x = K(b) (or K^{-1} b) on the device; x may be b. No allocation, no factorization, no
   // host<->device transfer (unless the plan shows a stage_through_host step).

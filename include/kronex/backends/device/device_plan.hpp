@@ -196,7 +196,8 @@ public:
   device_plan(const operator_desc<T>& d, device_blueprint bp)
       : m_shape(bp.desc.shape), m_size(product(m_shape)), m_ctx(acquire_context()), m_desc(std::move(bp.desc)),
         m_steps(std::move(bp.steps)) {
-    const auto before = transfers();
+    // The uploads made here are the ones plan_device counted (setup=); test_device_transfers
+    // checks it. Not rechecked here: the counter is process-wide, and other threads may transfer.
     for (device_step& s : m_steps) {
       std::visit(overloaded{[&](const copy_step&) { m_payload.push_back(0); },
                             [&](const scale_step& st) { add_scale(d, st); },
@@ -204,10 +205,6 @@ public:
                             [&](const staged_step& st) { add_stage(d, st); }},
                  s);
     }
-    const auto uploaded = transfers() - before;
-    if (uploaded.calls() != m_desc.setup_transfers || uploaded.bytes() != m_desc.setup_transfer_bytes)
-      throw error(message("kronex: device plan internal error: planned ", m_desc.setup_transfers, " uploads (",
-                          m_desc.setup_transfer_bytes, " bytes), made ", uploaded.calls(), " (", uploaded.bytes(), ")"));
     m_buffers.resize(bp.buffers);
     for (auto& b : m_buffers) b = device_buffer<T>(m_size);
     if (bp.staging) m_staging.resize(m_size);

@@ -37,7 +37,7 @@ public:
   using tensor_type = xt::xtensor<T, D>;
 
   // Check, plan and instantiate for operands of this shape.
-  host_operator(const operator_desc<T>& d, const shape_t& shape) : base(d, shape) {}
+  host_operator(const operator_desc<T>& d, const shape_t& shape) : base(std::in_place, d, shape) {}
 
   // x = K(b) (or K^{-1} b for an inverse). x must already have b's shape; x may be b itself.
   // No allocation, no factorization.

@@ -28,7 +28,7 @@ public:
   // Check, plan and instantiate; collective over the tensor's communicator.
   template <class U = value_type>
   distributed_operator(const operator_desc<U>& d, const Tensor& like)
-      : base(d, like.cart(), shape_t(like.global_shape().begin(), like.global_shape().end()), like.ranks()),
+      : base(std::in_place, d, like.cart(), shape_t(like.global_shape().begin(), like.global_shape().end()), like.ranks()),
         m_grid(like.grid()) {}
 
   // Check and plan only (collective): what explain() prints.
