@@ -71,7 +71,9 @@ struct matvec_step : step_base {
 struct function_step : step_base {};
 
 // Device: one GEMM (or a strided batch of them) with the factor's dense matrix, op(A)^{-1} for a
-// solve, op(A) for an apply.
+// solve, op(A) for an apply. A GEMM whose sizes exceed what one BLAS call takes (cuBLAS: int)
+// is split into `calls` calls of at most `per_call` lines, slabs or packed columns each
+// (backends/device/gemm_split.hpp).
 struct gemm_step : step_base {
   enum class layout {
     last,     // the mode is the last one: lines are contiguous, gemm(N,N)
@@ -80,6 +82,9 @@ struct gemm_step : step_base {
   };
   layout how = layout::last;
   bool solve = true;
+  std::size_t calls = 1;     // BLAS calls per run
+  std::size_t per_call = 0;  // lines (last), slabs (first, batched) or columns of R (packed) per call
+  bool packed = false;       // the lines after the mode exceed one call: blocks are packed into scratch
 };
 
 // Device: a mode that runs on the host (a function_solver factor): download, host plan of this
@@ -154,7 +159,9 @@ inline std::string step_method(const step& s) {
                  [](const matvec_step& m) -> std::string { return m.dense ? "dense_matvec" : "band_matvec"; },
                  [](const function_step&) -> std::string { return "function"; },
                  [](const gemm_step& g) -> std::string {
-                   return g.how == gemm_step::layout::batched ? "gemm_strided_batched" : "gemm";
+                   std::string name = g.how == gemm_step::layout::batched && !g.packed ? "gemm_strided_batched" : "gemm";
+                   if (g.calls > 1) name += " x" + std::to_string(g.calls);
+                   return g.packed ? name + " packed" : name;
                  },
                  [](const staged_step&) -> std::string { return "stage_through_host"; },
                  [](const exchange_step& e) -> std::string { return to_string(e.how) + e.memory; }},

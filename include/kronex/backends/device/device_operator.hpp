@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <ostream>
 #include <type_traits>
+#include <vector>
 
 #include "../../expr/lazy_result.hpp"
 #include "../backend.hpp"
@@ -39,6 +40,14 @@ public:
     tensor_type x(b.shape());
     this->m_plan.run(b.data(), x.data());
     return x;
+  }
+
+  // Runs x = K(b) once with a device timer around each step: seconds per step, parallel to
+  // plan().steps. For finding the slow step; the timers synchronize after every step.
+  std::vector<double> time_steps(device_view<const T, D> b, device_view<T, D> x) {
+    check(b.shape(), "input");
+    check(x.shape(), "output");
+    return this->m_plan.time_steps(b.data(), x.data());
   }
 
   detail::device::context& context() noexcept { return this->m_plan.context(); }

@@ -1,16 +1,18 @@
 #pragma once
 // device_plan<T>: a compiled device plan, in the four phases every backend has:
 //   check        check_device(): shapes, the schedule's rules, and the device's size limits
-//                (the BLAS integer range, the dense factor size), before anything is allocated;
-//   plan         plan_device(): the steps, their costs, the uploads and buffers it will need,
-//                the printable description; no device, no allocation (explain stops here);
+//                (the dense factor size), before anything is allocated;
+//   plan         plan_device(): the steps, their costs, how each GEMM splits into BLAS calls
+//                within the BLAS integer range (gemm_split.hpp), the uploads and buffers it will
+//                need, the printable description; no device, no allocation (explain stops here);
 //   instantiate  the device_plan constructor: each 1D factor becomes a dense n x n matrix built
 //                on the host by the host plan itself (its inverse M = solve(I) for solves, op(A)
 //                for applies, so pivoting, periodic corners, transposes and conjugation are
-//                exactly the host path's), uploaded once; the ping-pong buffers are allocated;
-//   run          one GEMM per mode on the device, reading and writing the tensor in place in
-//                memory order (no transposes), ping-ponging between the two buffers; the last
-//                step writes the output. Diagonal factors are scales; identities are skipped.
+//                exactly the host path's), uploaded once; the ping-pong buffer is allocated;
+//   run          one GEMM per mode on the device (several BLAS calls for very large tensors),
+//                reading and writing the tensor in memory order (no transposes), ping-ponging
+//                between the output and one buffer so that the last step writes the output.
+//                Diagonal factors are scales; identities are skipped.
 // A factor the device cannot densify (a function_solver, which has no entries) runs as a
 // stage_through_host step.
 #include <algorithm>
@@ -29,6 +31,7 @@
 #include "../../plan/schedule.hpp"
 #include "../host/host_plan.hpp"
 #include "device_buffer.hpp"
+#include "gemm_split.hpp"
 #include "runtime.hpp"
 #include "transfers.hpp"
 
@@ -39,8 +42,9 @@ struct device_limits {
   // A solved or applied factor becomes a dense n x n matrix on the device: n at most this
   // (32768: 8 GiB in double, 16 GiB in complex<double>).
   static constexpr std::size_t max_factor_size = std::size_t(1) << 15;
-  // cuBLAS takes int dimensions and leading dimensions (its strides are 64-bit): the lines before
-  // a mode, n, and the lines after it, each at most this.
+  // cuBLAS takes int sizes, leading dimensions and batch counts (its strides are 64-bit): a
+  // mode's GEMM is split into calls that each stay within this (gemm_split.hpp), so only a
+  // factor's n must be at most this, which max_factor_size ensures.
   static constexpr std::size_t max_blas_dimension = std::size_t(INT_MAX);
 };
 
@@ -56,9 +60,11 @@ bool densified_on_device(const factor_view<T>& f) {
   return f.kind != factor_kind::function;
 }
 
-// Check phase.
+// Check phase. blas_limit: the largest size one BLAS call takes (device_limits::max_blas_dimension;
+// tests set a small one to exercise the splitting).
 template <class T>
-void check_device(const operator_desc<T>& d, const shape_t& shape) {
+void check_device(const operator_desc<T>& d, const shape_t& shape,
+                  std::size_t blas_limit = device_limits::max_blas_dimension) {
   check_host(d, shape);
   for (const auto& t : schedule(d)) {
     if (t.kind != task_kind::solve && t.kind != task_kind::apply) continue;
@@ -69,12 +75,9 @@ void check_device(const operator_desc<T>& d, const shape_t& shape) {
                                         ") would be a dense ", f.n, "x", f.n, " matrix on the device: more than the "
                                         "limit of n = ", device_limits::max_factor_size,
                                         " (device_limits::max_factor_size); use the host backend"));
-    const auto view = mode_view(shape, t.mode).first;
-    for (std::size_t v : {view[0], view[1], view[2]})  // strides (n R) are 64-bit in the runtime
-      if (v > device_limits::max_blas_dimension)
-        throw size_limit_exceeded(message("kronex: device plan: mode ", t.mode, " of shape ", format_shape(shape),
-                                          " needs a GEMM dimension of ", v, ", more than the BLAS integer range (",
-                                          device_limits::max_blas_dimension, ", device_limits::max_blas_dimension)"));
+    if (f.n > blas_limit)  // the GEMM's inner size: a split would need accumulating calls
+      throw size_limit_exceeded(message("kronex: device plan: the factor for mode ", t.mode, " has n = ", f.n,
+                                        ", more than one BLAS call takes (", blas_limit, ")"));
   }
 }
 
@@ -105,15 +108,17 @@ inline shape_t line_shape(const shape_t& shape, std::size_t k) {
 struct device_blueprint {
   plan_description desc;
   std::vector<device_step> steps;  // parallel to desc.steps
-  std::size_t buffers = 0;         // ping-pong buffers of the tensor's size
+  bool buffer = false;             // a ping-pong buffer of the tensor's size
+  std::size_t scratch = 0;         // values of scratch for packed GEMM calls
   bool staging = false;            // a host copy of the tensor for staged steps
 };
 
 // Plan phase (after the check): no device is needed, nothing is allocated.
 template <class T>
-device_blueprint plan_device(const operator_desc<T>& d, const shape_t& shape) {
+device_blueprint plan_device(const operator_desc<T>& d, const shape_t& shape,
+                             std::size_t blas_limit = device_limits::max_blas_dimension) {
   using C = host_costs<T>;
-  check_device(d, shape);
+  check_device(d, shape, blas_limit);
   device_blueprint bp;
   plan_description& desc = bp.desc;
   desc.backend = std::string("device ") + device::system_name();
@@ -156,6 +161,9 @@ device_blueprint plan_device(const operator_desc<T>& d, const shape_t& shape) {
                                                                  line_shape(shape, t.mode)).setup[t.mode].method;
           st.how = R == 1 ? gemm_step::layout::last : (L == 1 ? gemm_step::layout::first : gemm_step::layout::batched);
           st.solve = t.kind == task_kind::solve;
+          split_gemm(st, blas_limit);
+          bp.scratch = std::max(bp.scratch, gemm_scratch_values(st));
+          if (st.packed) st.bytes += 4.0 * double(size) * sizeof(T);  // packing reads and writes it twice more
           fs.method = message(d.inverse ? "inverse by host solve (" : "matrix by host apply (", host_method, ")");
           fs.result = message("uploaded ", n, "x", n, " (", format_count(double(n * n * sizeof(T))), "B)");
           st.flops = double(size) * double(n) * C::madd_flops;
@@ -174,12 +182,11 @@ device_blueprint plan_device(const operator_desc<T>& d, const shape_t& shape) {
         break;
     }
   }
-  // Ping-pong buffers: every step but the last writes one that it does not read; a lone GEMM
-  // step needs one too, for in-place runs (x == b).
+  // One ping-pong buffer: steps alternate between it and the output (run_steps). A lone GEMM
+  // step needs it too, for in-place runs (x == b).
   const std::size_t steps = bp.steps.size();
-  const bool lone_gemm = steps == 1 && std::holds_alternative<gemm_step>(bp.steps[0]);
-  bp.buffers = steps >= 3 ? 2 : (steps == 2 || lone_gemm ? 1 : 0);
-  desc.workspace_bytes = (bp.buffers + (bp.staging ? 1 : 0)) * size * sizeof(T);
+  bp.buffer = steps >= 2 || (steps == 1 && std::holds_alternative<gemm_step>(bp.steps[0]));
+  desc.workspace_bytes = ((bp.buffer ? 1 : 0) + (bp.staging ? 1 : 0)) * size * sizeof(T) + bp.scratch * sizeof(T);
   for (const device_step& s : bp.steps) desc.steps.push_back(to_step(s));
   return bp;
 }
@@ -205,8 +212,8 @@ public:
                             [&](const staged_step& st) { add_stage(d, st); }},
                  s);
     }
-    m_buffers.resize(bp.buffers);
-    for (auto& b : m_buffers) b = device_buffer<T>(m_size);
+    if (bp.buffer) m_buffer = device_buffer<T>(m_size);
+    m_scratch = device_buffer<T>(bp.scratch);
     if (bp.staging) m_staging.resize(m_size);
     m_desc.instantiated = true;
   }
@@ -222,21 +229,23 @@ public:
   // x = plan(b) on device arrays of shape() in C order; x may equal b. Returns when the result is
   // complete on the device.
   void run(const T* b, T* x) {
-    const T* src = b;
-    for (std::size_t s = 0; s < m_steps.size(); ++s) {
-      const bool last = s + 1 == m_steps.size();
-      T* dst = last ? x : buffer_other_than(src);
-      if (last && src == x && std::holds_alternative<gemm_step>(m_steps[s])) {
-        // A GEMM cannot run in place: compute into a buffer, then copy on the device.
-        T* tmp = buffer_other_than(src);
-        run_step(s, src, tmp);
-        device::copy_on_device(*m_ctx, x, tmp, m_size * sizeof(T));
-      } else {
-        run_step(s, src, dst);
-      }
-      src = dst;
-    }
+    run_steps(b, x, [](std::size_t, auto&& step) { step(); });
     m_ctx->synchronize();
+  }
+
+  // Runs as run() does, each step timed on its own with a device timer: seconds per step,
+  // parallel to description().steps.
+  std::vector<double> time_steps(const T* b, T* x) {
+    std::vector<double> seconds(m_steps.size());
+    device::timer timer(*m_ctx);
+    run_steps(b, x, [&](std::size_t s, auto&& step) {
+      timer.start();
+      step();
+      timer.stop();
+      seconds[s] = timer.seconds();
+    });
+    m_ctx->synchronize();
+    return seconds;
   }
 
   device::context& context() noexcept { return *m_ctx; }
@@ -250,10 +259,24 @@ private:
     return device::default_context();
   }
 
-  T* buffer_other_than(const T* p) {
-    for (auto& b : m_buffers)
-      if (b.data() != p) return b.data();
-    throw error("kronex: device plan internal error: no free ping-pong buffer");
+  // Runs the steps, calling each(s, step) with a callable that runs step s. Destinations
+  // alternate between x and the buffer so that the last step writes x, and every step writes
+  // what it does not read. A GEMM cannot write what it reads: when b is x and the first step is a
+  // GEMM that would write x, the chain starts in the buffer instead, ends there, and one device
+  // copy moves the result to x.
+  template <class Each>
+  void run_steps(const T* b, T* x, Each&& each) {
+    const std::size_t k = m_steps.size();
+    const bool shifted = b == x && (k - 1) % 2 == 0 && std::holds_alternative<gemm_step>(m_steps[0]);
+    const T* src = b;
+    for (std::size_t s = 0; s < k; ++s) {
+      T* dst = (((k - 1 - s) % 2 == 0) != shifted) ? x : m_buffer.data();
+      each(s, [&] {
+        run_step(s, src, dst);
+        if (shifted && s + 1 == k) device::copy_on_device(*m_ctx, x, dst, m_size * sizeof(T));
+      });
+      src = dst;
+    }
   }
 
   // Uploads n values from the host into a new device buffer (counted: a setup transfer).
@@ -309,21 +332,7 @@ private:
               device::scale_mode(*m_ctx, st.view[0], st.view[1], st.view[2],
                                  m_scales[payload].data(), src, dst);
             },
-            [&](const gemm_step& st) {
-              const long L = long(st.view[0]), n = long(st.view[1]), R = long(st.view[2]);
-              switch (st.how) {
-                case gemm_step::layout::last:  // lines contiguous: Y^c (n x L) = M (n x n) * X^c (n x L)
-                  device::blas<T>::gemm(*m_ctx, 'N', 'N', n, L, n, matrix(), n, src, n, dst, n);
-                  break;
-                case gemm_step::layout::first:  // Y^c (R x n) = X^c (R x n) * M^T
-                  device::blas<T>::gemm(*m_ctx, 'N', 'T', R, n, n, src, R, matrix(), n, dst, R);
-                  break;
-                case gemm_step::layout::batched:  // the same for each of the L slabs of n*R values
-                  device::blas<T>::gemm_strided_batched(*m_ctx, 'N', 'T', R, n, n, src, R, n * R, matrix(), n, 0,
-                                                        dst, R, n * R, L);
-                  break;
-              }
-            },
+            [&](const gemm_step& st) { run_gemm(*m_ctx, st, matrix(), src, dst, m_scratch.data()); },
             [&](const staged_step&) {
               m_ctx->synchronize();  // the host reads what earlier steps wrote
               const std::string what = message("stage_through_host step ", s);
@@ -346,7 +355,8 @@ private:
   std::vector<device_buffer<T>> m_scales;
   std::vector<std::unique_ptr<host_plan<T>>> m_staged;
   std::vector<T> m_staging;                          // host copy of the tensor for staged steps
-  std::vector<device_buffer<T>> m_buffers;          // ping-pong
+  device_buffer<T> m_buffer;                         // ping-pong, with the output
+  device_buffer<T> m_scratch;                        // packed GEMM calls' blocks
 };
 
 } // namespace detail
