@@ -43,11 +43,17 @@ if [ ! -f "$root/.kronex-bare-ready" ]; then
     { tail -n 20 "$root.log"; echo "gpu-bare-sim: debootstrap failed (log: $root.log)" >&2; exit 1; }
   touch "$root/.kronex-bare-ready"
 fi
-# What the GPU image lacks must be absent here too, or the rehearsal proves nothing.
+# What the GPU image lacks must be absent here too, or the rehearsal proves nothing: no header and
+# no link-time library of kronex's dependencies. (Debian's python3-numpy brings the BLAS/LAPACK
+# runtime libraries, liblapack.so.3 and libblas.so.3, which a pip NumPy does not; nothing can link
+# against them without the -dev links, and gpu-check.sh puts the carried ones first on the loader
+# path and logs which ones the binaries use.)
 present=()
-for f in usr/include/xtensor usr/include/xtl usr/include/xtensor-blas usr/include/boost usr/include/lapack.h \
-         usr/include/CLI usr/include/nlohmann usr/include/thrust usr/include/mpi.h \
-         usr/lib/x86_64-linux-gnu/liblapack.so.3 usr/lib/x86_64-linux-gnu/libblas.so.3 usr/include/openmpi; do
+for f in usr/include/xtensor usr/include/xtl usr/include/xtensor-blas usr/include/xsimd usr/include/boost \
+         usr/include/lapack.h usr/include/cblas.h usr/include/CLI usr/include/nlohmann usr/include/thrust \
+         usr/include/mpi.h usr/include/x86_64-linux-gnu/openmpi usr/lib/x86_64-linux-gnu/liblapack.so \
+         usr/lib/x86_64-linux-gnu/libblas.so usr/lib/x86_64-linux-gnu/libboost_unit_test_framework.so.1.74.0 \
+         usr/share/cmake/xtensor usr/lib/x86_64-linux-gnu/cmake/Boost-1.74.0; do
   [ -e "$root/$f" ] && present+=("/$f")
 done
 if [ ${#present[@]} -gt 0 ]; then

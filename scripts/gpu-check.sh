@@ -181,6 +181,11 @@ if [ "$configure_status" = ok ]; then
   run_phase "build (${#cuda_tests[@]} CUDA tests + bench_device_solve_cuda ${cli_target[*]}, -j$jobs)" "$build_limit" "$logs/build.log" \
     ninja -C "$build" -j "$jobs" "${cuda_tests[@]}" bench_device_solve_cuda "${cli_target[@]}"
   if [ "$phase_rc" -eq 0 ]; then build_status="ok"; else build_status="FAILED (exit $phase_rc)"; fi
+  # Which libraries the binaries load (the carried ones must come first).
+  [ -x "$build/benchmarks/bench_device_solve_cuda" ] &&
+    ldd "$build/benchmarks/bench_device_solve_cuda" >"$logs/ldd.log" 2>&1
+  for t in "${cuda_tests[@]:0:1}"; do [ -x "$build/tests/$t" ] && ldd "$build/tests/$t" >>"$logs/ldd.log" 2>&1; done
+  grep -E 'lapack|blas|boost|gfortran|cublas|cudart|not found' "$logs/ldd.log" 2>/dev/null | sort -u | sed 's/^/   /'
 fi
 
 # --- 4. CUDA tests -----------------------------------------------------------------------------
