@@ -78,6 +78,25 @@ inline std::vector<double> basis_derivative(const std::vector<double>& t, std::s
   return dN;
 }
 
+// The (p+1) x (p+1) element matrix of the splines nonzero on knot span `span` of t, row-major:
+// (p+1)-point Gauss-Legendre quadrature of N_r N_s (or N_r' N_s').
+inline std::vector<double> element_matrix(const std::vector<double>& t, std::size_t p, std::size_t span,
+                                          bool derivative, const std::vector<double>& gx,
+                                          const std::vector<double>& gw) {
+  std::vector<double> m((p + 1) * (p + 1), 0.0);
+  const double a = t[span], b = t[span + 1];
+  for (std::size_t q = 0; q < gx.size(); ++q) {
+    const double x = a + (b - a) * gx[q], wq = (b - a) * gw[q];
+    const std::vector<double> v = derivative ? basis_derivative(t, p, span, x) : basis(t, p, span, x);
+    for (std::size_t r = 0; r <= p; ++r)
+      for (std::size_t s = 0; s <= p; ++s) m[r * (p + 1) + s] += wq * v[r] * v[s];
+  }
+  return m;
+}
+
+// O(n p^2): on uniform knots every element whose 2p+2 surrounding knots are uniform (all of them
+// when periodic; all but p at each end when clamped) has the same element matrix, computed once
+// on a reference span; only the clamped boundary elements are integrated one by one.
 template <class T>
 banded<T> assemble(std::size_t n, std::size_t p, boundary bc, bool derivative, const char* name) {
   const bool periodic = bc == boundary::periodic;
@@ -98,17 +117,20 @@ banded<T> assemble(std::size_t n, std::size_t p, boundary bc, bool derivative, c
   }
   std::vector<double> gx, gw;
   gauss_legendre(p + 1, gx, gw);
+  // The reference span [0, h] among uniform knots -p h, ..., (p+1) h.
+  std::vector<double> t_ref(2 * p + 2);
+  for (std::size_t k = 0; k < t_ref.size(); ++k) t_ref[k] = (double(k) - double(p)) * h;
+  const std::vector<double> uniform = element_matrix(t_ref, p, p, derivative, gx, gw);
+
   banded<T> A(n, p, p, bc);
   for (std::size_t e = 0; e < ne; ++e) {
-    const std::size_t span = e + p;
-    const double a = t[span], b = t[span + 1];
-    for (std::size_t q = 0; q < gx.size(); ++q) {
-      const double x = a + (b - a) * gx[q], wq = (b - a) * gw[q];
-      const std::vector<double> v = derivative ? basis_derivative(t, p, span, x) : basis(t, p, span, x);
-      for (std::size_t r = 0; r <= p; ++r)
-        for (std::size_t s = 0; s <= p; ++s)
-          A((e + r) % n, (e + s) % n) += T(wq * v[r] * v[s]);
-    }
+    // Element e covers knots t[e .. e+2p+1]; clamped knots are uniform for p <= k <= n.
+    const bool interior = periodic || (e >= p && e + p + 1 <= ne);
+    const std::vector<double> boundary_matrix =
+        interior ? std::vector<double>() : element_matrix(t, p, e + p, derivative, gx, gw);
+    const std::vector<double>& m = interior ? uniform : boundary_matrix;
+    for (std::size_t r = 0; r <= p; ++r)
+      for (std::size_t s = 0; s <= p; ++s) A((e + r) % n, (e + s) % n) += T(m[r * (p + 1) + s]);
   }
   return A;
 }
