@@ -2,9 +2,9 @@
 // kronex::detail::factorize, compiled to a row program (solve_program) and run on a panel of W
 // right-hand sides (run_solve_program); LAPACK's ?gbtrf + ?gbtrs solve the same systems from band
 // storage that this test builds itself, with trans 'N', 'T' and 'C'. Band widths with kl != ku,
-// pivoting and non-pivoting matrices, periodic factors (given to LAPACK as a full band), dense
-// factors (getrf path), sizes from 1. apply_program is checked against a dense matrix-vector
-// product.
+// pivoting and non-pivoting matrices, periodic factors (given to LAPACK as a full band here;
+// kronex folds those larger than fold_above, 64), dense factors (getrf path), sizes from 1.
+// apply_program is checked against a dense matrix-vector product.
 #define BOOST_TEST_MODULE test_lu_program
 #include <boost/test/unit_test.hpp>
 
@@ -20,6 +20,8 @@
 #include <kronex/lapack/lapack.hpp>
 #include <kronex/backends/host/lu_factors.hpp>
 #include <kronex/backends/host/row_program.hpp>
+#include <kronex/kronex.hpp>
+#include <xtensor-blas/xlinalg.hpp>
 
 #include "kronex_test_support.hpp"
 
@@ -41,12 +43,13 @@ struct band_spec {
   }
 };
 
-// Sizes from 1 to 33; unequal band widths in both directions; pivoting wherever kl, ku >= 1.
+// Sizes from 1 to 33, and 65 and 100 (periodic bands there are folded); unequal band widths in
+// both directions; pivoting wherever kl, ku >= 1.
 std::vector<band_spec> band_specs() {
   const std::pair<std::size_t, std::size_t> widths[] = {{0, 0}, {1, 1}, {0, 2}, {2, 0}, {1, 2},
                                                         {2, 1}, {1, 3}, {3, 1}, {2, 2}, {4, 1}};
   std::vector<band_spec> specs;
-  for (std::size_t n : {1, 2, 3, 4, 5, 7, 16, 33}) {
+  for (std::size_t n : {1, 2, 3, 4, 5, 7, 16, 33, 65, 100}) {
     for (auto [kl, ku] : widths) {
       for (bool pivot : {false, true}) {
         if (pivot && (kl == 0 || ku == 0)) continue;
@@ -156,7 +159,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(factors_reconstruct_the_matrix, T, value_types) {
     const std::size_t n = s.n;
     BOOST_REQUIRE(lu.n == n && lu.lower.size() == n && lu.upper.size() == n && lu.diag.size() == n);
 
+    // A folded band's factors are those of B = Q A Q^T: B(k, l) = A(order[k], order[l]).
+    const bool folded = !lu.order.empty();
+    BOOST_TEST(folded == (s.bc == boundary::periodic && n > kronex::detail::fold_above), s.text());
     xt::xtensor<T, 2> pa = a;
+    if (folded)
+      for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < n; ++c) pa(k, c) = a(lu.order[k], lu.order[c]);
     for (auto [i, j] : lu.swaps)
       for (std::size_t c = 0; c < n; ++c) std::swap(pa(i, c), pa(j, c));
     xt::xtensor<T, 2> l = xt::eye<T>(n), u = xt::zeros<T>({n, n});
@@ -210,5 +219,97 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(apply_program_matches_dense_product, T, value_type
   for (std::size_t n : {1, 2, 5, 9}) {
     const auto a = kronex_test::random_dense_matrix<T>(n, true);
     check(kronex::make_view<T>(a), a, "dense n=" + std::to_string(n));
+  }
+}
+
+// A large periodic band is factored folded, in O(n p^2) time and O(n p) memory: n = 2^18 would
+// need 2^18 x 3 x 2^18 values (1.6 TB) as a full band. The compiled 1D solve inverts the periodic
+// mass matrix (its apply gives b back), and the plan says how it was factored.
+BOOST_AUTO_TEST_CASE(large_periodic_band_is_folded) {
+  const std::size_t n = std::size_t(1) << 18;
+  const auto M = kronex::gallery::bspline_mass<double>(n, 3, boundary::periodic);
+  xt::xtensor<double, 1> b = xt::zeros<double>({n});
+  for (auto& v : b) v = kronex_test::random_value<double>();
+  auto solver = kronex::compile(kronex::kron(M).inverse(), b);
+  const xt::xtensor<double, 1> x = solver(b);
+  const xt::xtensor<double, 1> back = kronex::kron(M).apply(x);
+  BOOST_TEST(kronex_test::rel_error(back, b) <= 1e-12);
+  const auto& setup = solver.plan().setup.at(0);
+  BOOST_TEST(setup.method == "gbtrf kl=6 ku=6 folded", setup.method);  // width 2p
+  // The solve program holds O(n p) coefficients: at most 6 + 12 + 1 per row, under 16 bytes each.
+  BOOST_TEST(solver.plan().factor_bytes <= n * 22 * 16, solver.plan().factor_bytes);
+  // explain() of a larger one is as cheap: nothing is factored, and its estimate is O(n p).
+  const auto big = kronex::gallery::bspline_mass<double>(std::size_t(1) << 20, 3, boundary::periodic);
+  const std::string plan = kronex::explain(kronex::kron(big).inverse(), kronex::shape_t{std::size_t(1) << 20});
+  BOOST_TEST(plan.find("folded") != std::string::npos, plan);
+}
+
+// The condition estimate (?lacn2 driving solves with the sparse factors, both the solve and its
+// adjoint) against the true 1-norm condition from the dense inverse: the estimate of
+// ||A^{-1}||_1 is a lower bound, and within a small factor of it, for clamped, periodic
+// (folded above 64) and dense factors, real and complex.
+BOOST_AUTO_TEST_CASE_TEMPLATE(condition_estimate_matches_the_dense_inverse, T, value_types) {
+  auto norm1_dense = [](const xt::xtensor<T, 2>& m) {
+    double best = 0;
+    for (std::size_t j = 0; j < m.shape()[1]; ++j) {
+      double c = 0;
+      for (std::size_t i = 0; i < m.shape()[0]; ++i) c += std::abs(m(i, j));
+      best = std::max(best, c);
+    }
+    return best;
+  };
+  auto check = [&](const kronex::factor_view<T>& view, const xt::xtensor<T, 2>& a, const std::string& what) {
+    using W = kronex_test::wide_t<T>;
+    const xt::xtensor<W, 2> inv = xt::linalg::inv(kronex_test::widen(a));
+    double inv_norm = 0;
+    for (std::size_t j = 0; j < inv.shape()[1]; ++j) {
+      double c = 0;
+      for (std::size_t i = 0; i < inv.shape()[0]; ++i) c += std::abs(inv(i, j));
+      inv_norm = std::max(inv_norm, c);
+    }
+    const double truth = 1.0 / (norm1_dense(a) * inv_norm);
+    const double estimate = kronex::detail::factorize(view, 0).rcond;
+    const double slack = 1 + 1e3 * kronex_test::tolerance<T>();
+    BOOST_TEST(estimate >= truth / slack, what << ": estimate " << estimate << " < true rcond " << truth);
+    BOOST_TEST(estimate <= 10 * truth, what << ": estimate " << estimate << " > 10 x true rcond " << truth);
+  };
+  for (const auto& s : band_specs()) {
+    if (s.n < 2) continue;
+    const auto a = kronex_test::random_band_matrix<T>(s.n, s.kl, s.ku, s.bc, s.pivot);
+    const auto banded = kronex_test::to_banded(a, s.kl, s.ku, s.bc);
+    check(kronex::make_view(banded), a, s.text());
+  }
+  for (std::size_t n : {2, 5, 21}) {
+    const auto a = kronex_test::random_dense_matrix<T>(n, true);
+    check(kronex::make_view<T>(a), a, "dense n=" + std::to_string(n));
+  }
+}
+
+// The one-vector solves the condition estimate runs (A^{-1} x and A^{-H} x with the factors, in
+// the factors' order) against dense solves of the same systems.
+BOOST_AUTO_TEST_CASE_TEMPLATE(vector_solves_of_the_estimate, T, value_types) {
+  for (const auto& s : band_specs()) {
+    const auto a = kronex_test::random_band_matrix<T>(s.n, s.kl, s.ku, s.bc, s.pivot);
+    const auto banded = kronex_test::to_banded(a, s.kl, s.ku, s.bc);
+    const auto lu = kronex::detail::factorize(kronex::make_view(banded), 0);
+    const std::size_t n = s.n;
+    // The factors' matrix: A itself, or B = Q A Q^T when folded.
+    xt::xtensor<T, 2> b = a;
+    if (!lu.order.empty())
+      for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t c = 0; c < n; ++c) b(k, c) = a(lu.order[k], lu.order[c]);
+    for (const bool adjoint : {false, true}) {
+      std::vector<T> rhs(n);
+      for (auto& v : rhs) v = kronex_test::random_value<T>();
+      std::vector<T> x = rhs;
+      kronex::detail::lu_solve_vector(lu, adjoint, x.data());
+      // Residual of op(B) x = rhs, op = identity or conjugate transpose.
+      std::vector<T> r(n, T(0));
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+          r[i] += (adjoint ? kronex::detail::conj_if_complex(b(j, i)) : b(i, j)) * x[j];
+      BOOST_TEST(kronex_test::rel_error(r, rhs) <= kronex_test::tolerance<T>(),
+                 s.text() << (adjoint ? " adjoint" : "") << ": residual " << kronex_test::rel_error(r, rhs));
+    }
   }
 }

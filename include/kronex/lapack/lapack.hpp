@@ -98,6 +98,36 @@ int_t gbcon(int_t n, int_t kl, int_t ku, const T* ab, int_t ldab, const int_t* i
   return info;
 }
 
+// One step of LAPACK's 1-norm estimator (Hager/Higham, ?lacn2) by reverse communication: the
+// caller starts with kase = 0 and, while kase != 0 on return, replaces x by A^{-1} x (kase 1)
+// or A^{-H} x (kase 2). est is then a lower bound of ||A^{-1}||_1, usually within a factor 3.
+// state holds the estimator's own work (v, isgn, isave).
+template <class T>
+struct lacn2_state {
+  std::vector<T> v;
+  std::vector<int_t> isgn;
+  int_t isave[3] = {0, 0, 0};
+};
+template <class T>
+void lacn2(int_t n, T* x, double& est, int_t& kase, lacn2_state<T>& st) {
+  if (st.v.size() != std::size_t(n)) st.v.assign(std::size_t(n), T(0));
+  if constexpr (std::is_same_v<T, float>) {
+    st.isgn.resize(std::size_t(n));
+    float e = float(est);
+    LAPACK_slacn2(&n, st.v.data(), x, st.isgn.data(), &e, &kase, st.isave);
+    est = double(e);
+  } else if constexpr (std::is_same_v<T, double>) {
+    st.isgn.resize(std::size_t(n));
+    LAPACK_dlacn2(&n, st.v.data(), x, st.isgn.data(), &est, &kase, st.isave);
+  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
+    float e = float(est);
+    LAPACK_clacn2(&n, st.v.data(), x, &e, &kase, st.isave);
+    est = double(e);
+  } else {
+    LAPACK_zlacn2(&n, st.v.data(), x, &est, &kase, st.isave);
+  }
+}
+
 // Reciprocal 1-norm condition number estimate from getrf's factors; anorm is ||A||_1.
 template <class T>
 int_t gecon(int_t n, const T* a, int_t lda, double anorm, double& rcond) {

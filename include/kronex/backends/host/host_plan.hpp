@@ -137,10 +137,11 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
           bp.steps.push_back(st);
         } else {
           auto st = make_step<lu_subst_step>(t, d.trans, shape, sizeof(T));
-          const lu_estimate e = estimate_lu(*f);
+          const band_layout l = f->kind == factor_kind::dense ? band_layout{} : layout_for_lapack(*f);
+          const lu_estimate e = l.folded ? estimate_lu(make_view<T>(fold(*f, l.kl))) : estimate_lu(*f);
           const program_size p = solve_program_size<T>(e, f->n, d.trans);
-          const auto [kl, ku] = lapack_band(*f);
-          fs.method = f->kind == factor_kind::dense ? std::string("getrf") : message("gbtrf kl=", kl, " ku=", ku);
+          fs.method = f->kind == factor_kind::dense ? std::string("getrf")
+                                                    : message("gbtrf kl=", l.kl, " ku=", l.ku, l.folded ? " folded" : "");
           fs.result = message("L nnz=", e.nnz_lower, " U nnz=", e.nnz_upper, " (estimate: no swaps)");
           st.flops = C::program_flops(size / double(f->n), p.madds, p.multiplies);
           desc.factor_bytes += p.bytes;

@@ -98,19 +98,29 @@ std::vector<sparse_row<T>> transpose_rows(const std::vector<sparse_row<T>>& rows
 }
 
 // x = op(A)^{-1} b from A = P L U.  N (R): x = U^{-1} L^{-1} P^{-1} b with (conjugated) factors;
-// T (C): x = P L^{-T} U^{-T} b (L^{-H}, U^{-H}).
+// T (C): x = P L^{-T} U^{-T} b (L^{-H}, U^{-H}). Factors of a folded band (lu.order) are those of
+// B = Q A Q^T: position k is row order[k] of the panel, so the same updates, addressed through
+// the order, solve with A and leave x in A's order.
 template <class T>
 row_program<T> solve_program(const lu_factors<T>& lu, op o) {
   row_program<T> p;
   p.n = lu.n;
   const index_t n = index_t(lu.n);
   const bool conj = is_conjugated(o);
+  const bool ordered = !lu.order.empty();
+  auto row = [&](index_t k) { return ordered ? lu.order[k] : k; };
+  auto rows_of = [&](const sparse_row<T>& r) {
+    if (!ordered) return r;
+    sparse_row<T> out(r);
+    for (auto& e : out) e.first = lu.order[e.first];
+    return out;
+  };
   if (!is_transposed(o)) {
-    for (const auto& [a, b] : lu.swaps) p.add_swap(a, b);
-    for (index_t i = 1; i < n; ++i) p.add_update(i, lu.lower[i], conj, false, T(1));
+    for (const auto& [a, b] : lu.swaps) p.add_swap(row(a), row(b));
+    for (index_t i = 1; i < n; ++i) p.add_update(row(i), rows_of(lu.lower[i]), conj, false, T(1));
     for (index_t i = n; i-- > 0;) {
       const T d = conj ? conj_if_complex(lu.diag[i]) : lu.diag[i];
-      p.add_update(i, lu.upper[i], conj, true, T(1) / d);
+      p.add_update(row(i), rows_of(lu.upper[i]), conj, true, T(1) / d);
     }
     return p;
   }
@@ -118,10 +128,10 @@ row_program<T> solve_program(const lu_factors<T>& lu, op o) {
   const auto lt = transpose_rows(lu.lower);  // row i of L^T: entries L(j, i), j > i
   for (index_t i = 0; i < n; ++i) {
     const T d = conj ? conj_if_complex(lu.diag[i]) : lu.diag[i];
-    p.add_update(i, ut[i], conj, true, T(1) / d);
+    p.add_update(row(i), rows_of(ut[i]), conj, true, T(1) / d);
   }
-  for (index_t i = n; i-- > 0;) p.add_update(i, lt[i], conj, false, T(1));
-  for (auto it = lu.swaps.rbegin(); it != lu.swaps.rend(); ++it) p.add_swap(it->first, it->second);
+  for (index_t i = n; i-- > 0;) p.add_update(row(i), rows_of(lt[i]), conj, false, T(1));
+  for (auto it = lu.swaps.rbegin(); it != lu.swaps.rend(); ++it) p.add_swap(row(it->first), row(it->second));
   return p;
 }
 
