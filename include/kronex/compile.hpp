@@ -31,14 +31,23 @@ struct target_value_type<E, Like, std::enable_if_t<has_backend<Like>::value>> {
 };
 } // namespace detail
 
+// With options (compile_options: the singularity threshold, a check of the factors for NaN
+// and Inf); compile(expr, like) uses the defaults.
 template <class... C, class Like>
-auto compile(const kron_expr<C...>& expr, const Like& like) {
+auto compile(const kron_expr<C...>& expr, const Like& like, const compile_options& options) {
   using E = kron_expr<C...>;
   using T = typename detail::target_value_type<E, Like>::type;
+  operator_desc<T> d = expr.template describe<T>();
+  d.options = options;
   if constexpr (detail::has_backend<Like>::value)
-    return backend_traits<Like>::template compile<T, E::rank>(expr.template describe<T>(), like);
+    return backend_traits<Like>::template compile<T, E::rank>(d, like);
   else
-    return host_operator<T, E::rank>(expr.template describe<T>(), detail::to_shape(like));
+    return host_operator<T, E::rank>(d, detail::to_shape(like));
+}
+
+template <class... C, class Like>
+auto compile(const kron_expr<C...>& expr, const Like& like) {
+  return compile(expr, like, compile_options{});
 }
 
 // The plan that compile(expr, like) would instantiate, from the check and plan phases only:
@@ -46,13 +55,15 @@ auto compile(const kron_expr<C...>& expr, const Like& like) {
 // that depend on the factorization (LU fill, swaps) are estimates here; the compiled operator's
 // plan() has the exact ones. Errors found by the check phase (shapes, limits) are thrown.
 template <class... C, class Like>
-plan_description explain_plan(const kron_expr<C...>& expr, const Like& like) {
+plan_description explain_plan(const kron_expr<C...>& expr, const Like& like, const compile_options& options = {}) {
   using E = kron_expr<C...>;
   using T = typename detail::target_value_type<E, Like>::type;
+  operator_desc<T> d = expr.template describe<T>();
+  d.options = options;
   if constexpr (detail::has_backend<Like>::value)
-    return backend_traits<Like>::template explain<T, E::rank>(expr.template describe<T>(), like);
+    return backend_traits<Like>::template explain<T, E::rank>(d, like);
   else
-    return detail::host_plan<T>::explain(expr.template describe<T>(), detail::to_shape(like));
+    return detail::host_plan<T>::explain(d, detail::to_shape(like));
 }
 
 template <class... C, class Like>

@@ -6,6 +6,7 @@
 #include "factors/diagonal.hpp"
 #include "factors/function_solver.hpp"
 #include "factors/identity.hpp"
+#include "factors/finite.hpp"
 #include "factors/from_entries.hpp"
 #include "factors/gallery.hpp"
 #include "expr/kron.hpp"

@@ -33,6 +33,14 @@ public:
   using error::error;
 };
 
+// A NaN or an infinity where kronex needs finite numbers, found by an opt-in check
+// (kronex::check_finite, compile_options::check_finite for factors, which throw invalid_factor):
+// the message names what was checked, the first offending index and the value.
+class non_finite_value : public error {
+public:
+  using error::error;
+};
+
 // A factor that is singular to working precision: its LU factorization hit an exactly zero pivot
 // (`info()` is LAPACK's info, the 1-based index of that pivot), or the factorization succeeded
 // but the reciprocal condition number estimate is below the threshold (`info()` is 0; the

@@ -8,6 +8,7 @@
 
 #include "../core/error.hpp"
 #include "../core/op.hpp"
+#include "../core/options.hpp"
 #include "../core/shape.hpp"
 #include "../factors/factor_view.hpp"
 
@@ -18,6 +19,7 @@ struct operator_desc {
   std::vector<factor_view<T>> factors;
   op trans = op::none;
   bool inverse = false;
+  compile_options options;  // set by compile(expr, like, options); copied into every derived description
 
   shape_t sizes() const {
     shape_t s;

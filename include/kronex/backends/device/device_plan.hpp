@@ -88,6 +88,7 @@ operator_desc<T> single_mode(const operator_desc<T>& d, std::size_t k, const sha
   operator_desc<T> one;
   one.trans = d.trans;
   one.inverse = d.inverse;
+  one.options = d.options;
   for (std::size_t j = 0; j < shape.size(); ++j) {
     factor_view<T> id;
     id.kind = factor_kind::identity;

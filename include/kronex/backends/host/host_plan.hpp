@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../../core/value_traits.hpp"
+#include "../../factors/finite.hpp"
 #include "../../plan/operator_desc.hpp"
 #include "../../plan/plan.hpp"
 #include "../../plan/schedule.hpp"
@@ -70,6 +71,8 @@ template <class T>
 void check_host(const operator_desc<T>& d, const shape_t& shape) {
   check_operand_shape(d, shape, d.inverse ? "right-hand side" : "operand");
   schedule(d);  // throws for function solvers used in an apply or transposed
+  if (d.options.check_finite)
+    for (std::size_t k = 0; k < d.factors.size(); ++k) check_factor_finite(d.factors[k], k);
 }
 
 // Two consecutive panel steps on adjacent modes k, k+1 whose slab (n_k x n_k+1 x R_k+1 values,
@@ -260,7 +263,7 @@ private:
   // A banded or dense factor, factored once: the exact numbers replace the plan's estimates.
   void add_solve(const operator_desc<T>& d, lu_subst_step& st) {
     const auto& f = d.factors[st.mode];
-    const lu_factors<T> lu = factorize(f, st.mode);
+    const lu_factors<T> lu = factorize(f, st.mode, d.options);
     m_desc.setup[st.mode].result =
         message("L nnz=", lu.nnz_lower(), " U nnz=", lu.nnz_upper(), " swaps=", lu.swaps.size());
     add_program(solve_program(lu, st.trans), st);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../../core/error.hpp"
+#include "../../core/options.hpp"
 #include "../../factors/banded.hpp"
 #include "../../factors/factor_view.hpp"
 #include "../../lapack/lapack.hpp"
@@ -157,25 +158,28 @@ double norm1(const factor_view<T>& f) {
   return m;
 }
 
-// The smallest reciprocal condition number a factor may have: n eps of its value type. Below
-// it, a solve loses every digit, so the factor is refused as singular.
+// The smallest reciprocal condition number a factor may have: compile_options::min_rcond, or by
+// default n eps of its value type. Below it, a solve loses every digit, so the factor is refused
+// as singular.
 template <class T>
-double rcond_threshold(std::size_t n) {
+double rcond_threshold(std::size_t n, const compile_options& opts = {}) {
+  if (opts.min_rcond >= 0) return opts.min_rcond;
   return double(n) * double(std::numeric_limits<typename value_traits<T>::real_type>::epsilon());
 }
 
 // A successful factorization whose condition estimate says the factor is singular anyway (no
-// exactly zero pivot, as rounding decides on some machines), or a pivot so small that its
-// inverse overflowed (rcond is then 0 or NaN).
+// exactly zero pivot, as rounding decides on some machines), or a pivot so small that a solve
+// overflowed (the estimate is then 0): refused whatever the threshold.
 template <class T>
-void check_rcond(double rcond, std::size_t mode, const factor_view<T>& f, const char* routine) {
-  const double threshold = rcond_threshold<T>(f.n);
-  if (!(rcond >= threshold)) {
+void check_rcond(double rcond, std::size_t mode, const factor_view<T>& f, const char* routine,
+                 const compile_options& opts) {
+  const double threshold = rcond_threshold<T>(f.n, opts);
+  if (!(rcond > 0) || rcond < threshold) {
     throw singular_factor(mode, 0,
                           message("kronex: the factor for mode ", mode, " (", f.describe(),
                                   ") is singular to working precision: its reciprocal condition number "
                                   "estimate (", routine, ") is ", rcond, ", below the threshold ", threshold,
-                                  " (n eps)"));
+                                  opts.min_rcond >= 0 ? " (compile_options::min_rcond)" : " (n eps)"));
   }
 }
 
@@ -230,7 +234,7 @@ double estimate_rcond(const lu_factors<T>& lu, double anorm) {
 // the factor the user gave. A symmetric permutation keeps ||.||_1 and the condition number.
 template <class T>
 lu_factors<T> factor_band(const factor_view<T>& band, std::size_t kl, std::size_t ku, std::size_t mode,
-                          const factor_view<T>& user) {
+                          const factor_view<T>& user, const compile_options& opts) {
   const std::size_t n = band.n, kv = kl + ku, ldab = 2 * kl + ku + 1;
   std::vector<T> ab(ldab * n, T(0));
   for (std::size_t j = 0; j < n; ++j) {
@@ -272,22 +276,22 @@ lu_factors<T> factor_band(const factor_view<T>& band, std::size_t kl, std::size_
     }
   }
   lu.rcond = estimate_rcond(lu, norm1(user));
-  check_rcond(lu.rcond, mode, user, "lacn2");
+  check_rcond(lu.rcond, mode, user, "lacn2", opts);
   return lu;
 }
 
 template <class T>
-lu_factors<T> factor_banded(const factor_view<T>& f, std::size_t mode) {
+lu_factors<T> factor_banded(const factor_view<T>& f, std::size_t mode, const compile_options& opts = {}) {
   const band_layout l = layout_for_lapack(f);
-  if (!l.folded) return factor_band(f, l.kl, l.ku, mode, f);
+  if (!l.folded) return factor_band(f, l.kl, l.ku, mode, f, opts);
   const banded<T> b = fold(f, l.kl);
-  lu_factors<T> lu = factor_band(make_view<T>(b), l.kl, l.ku, mode, f);
+  lu_factors<T> lu = factor_band(make_view<T>(b), l.kl, l.ku, mode, f, opts);
   lu.order = fold_order(f.n);
   return lu;
 }
 
 template <class T>
-lu_factors<T> factor_dense(const factor_view<T>& f, std::size_t mode) {
+lu_factors<T> factor_dense(const factor_view<T>& f, std::size_t mode, const compile_options& opts = {}) {
   const std::size_t n = f.n;
   std::vector<T> a(n * n);
   for (std::size_t j = 0; j < n; ++j)
@@ -296,7 +300,7 @@ lu_factors<T> factor_dense(const factor_view<T>& f, std::size_t mode) {
   check_info(lapack::getrf(lapack::int_t(n), a.data(), lapack::int_t(n), ipiv.data()), mode, f, "getrf");
   double rcond = 0;
   check_info(lapack::gecon(lapack::int_t(n), a.data(), lapack::int_t(n), norm1(f), rcond), mode, f, "gecon");
-  check_rcond(rcond, mode, f, "gecon");
+  check_rcond(rcond, mode, f, "gecon", opts);
 
   lu_factors<T> lu;
   lu.rcond = rcond;
@@ -370,8 +374,8 @@ lu_estimate estimate_lu(const factor_view<T>& f) {
 }
 
 template <class T>
-lu_factors<T> factorize(const factor_view<T>& f, std::size_t mode) {
-  return f.kind == factor_kind::dense ? factor_dense(f, mode) : factor_banded(f, mode);
+lu_factors<T> factorize(const factor_view<T>& f, std::size_t mode, const compile_options& opts = {}) {
+  return f.kind == factor_kind::dense ? factor_dense(f, mode, opts) : factor_banded(f, mode, opts);
 }
 
 } // namespace kronex::detail

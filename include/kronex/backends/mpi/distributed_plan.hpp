@@ -244,6 +244,7 @@ private:
     operator_desc<T> local;
     local.trans = d.trans;
     local.inverse = d.inverse;
+    local.options = d.options;
     bool any = false;
     for (std::size_t k = 0; k < d.factors.size(); ++k) {
       factor_view<T> f = d.factors[k];

@@ -1,0 +1,21 @@
+#pragma once
+// compile_options: what a user may set when compiling a plan (kronex::compile(expr, like, opts)).
+// The defaults are what a plain compile(expr, like) and the lazy forms use.
+namespace kronex {
+
+struct compile_options {
+  // A solved banded or dense factor whose reciprocal 1-norm condition number estimate is below
+  // this is refused as singular (singular_factor, naming the mode, the estimate and this
+  // threshold). Negative, the default: n eps of the value type, n the factor's size (a solve
+  // that loses every digit). 0 refuses only factors whose estimate is 0 or not finite (a pivot
+  // so small that a solve overflows), besides exactly zero pivots, which are always refused.
+  double min_rcond = -1;
+
+  // Check every entry of every factor for NaN and +-Inf in the check phase, before anything is
+  // factored: a non-finite entry throws invalid_factor naming the mode, the entry and its
+  // value. Off by default: it reads every stored entry once. Operands are checked with
+  // kronex::check_finite (factors/finite.hpp).
+  bool check_finite = false;
+};
+
+} // namespace kronex

@@ -1,0 +1,125 @@
+// compile_options and the opt-in checks for non-finite values:
+//  - min_rcond: the singularity threshold, by default n eps; a higher one refuses a factor the
+//    default accepts, 0 accepts a nearly singular one the default refuses, but never an exactly
+//    zero pivot nor a subnormal pivot whose solve overflows; the message names the mode, the
+//    estimate and which threshold; explain() never factors, so it refuses nothing;
+//  - check_finite: a NaN or Inf entry in a banded, periodic, dense or diagonal factor is an
+//    invalid_factor naming the mode, the entry (row, column) and its value, in the check phase;
+//  - kronex::check_finite(x, what) on an operand: non_finite_value with the C-order index.
+#define BOOST_TEST_MODULE test_compile_options
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <string>
+
+#include <kronex/kronex.hpp>
+
+#include "kronex_test_support.hpp"
+
+namespace {
+
+using kronex::boundary;
+using kronex_test::expect_error;
+
+// A diagonal matrix stored as a band (kl = ku = 1, off-diagonals zero): its 1-norm condition
+// number is max |d| / min |d| exactly, and LU does nothing to it.
+kronex::banded<double> band_diagonal(const std::vector<double>& d) {
+  kronex::banded<double> a(d.size(), 1, 1);
+  for (std::size_t i = 0; i < d.size(); ++i) a(i, i) = d[i];
+  return a;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(min_rcond_sets_the_singularity_threshold) {
+  const auto well = band_diagonal({1, 2, 4});  // rcond 0.25
+  const xt::xtensor<double, 2> b = xt::ones<double>({3, 2});
+  const auto I = kronex::identity(2);
+  // Accepted by default (3 eps), refused above its condition.
+  BOOST_CHECK_NO_THROW(kronex::compile(kronex::kron(well, I).inverse(), b));
+  kronex::compile_options strict;
+  strict.min_rcond = 0.5;
+  expect_error<kronex::singular_factor>([&] { kronex::compile(kronex::kron(well, I).inverse(), b, strict); },
+                                        {"mode 0", "0.25", "below the threshold 0.5", "compile_options::min_rcond"});
+  strict.min_rcond = 0.2;
+  BOOST_CHECK_NO_THROW(kronex::compile(kronex::kron(well, I).inverse(), b, strict));
+
+  // rcond 1e-17: below the default n eps, accepted with 0, refused by the default with both
+  // numbers in the message.
+  const auto nearly = band_diagonal({1, 1, 1e-17});
+  expect_error<kronex::singular_factor>([&] { kronex::compile(kronex::kron(I, nearly).inverse(), xt::ones<double>({2, 3})); },
+                                        {"mode 1", "1e-17", "(n eps)"});
+  kronex::compile_options lax;
+  lax.min_rcond = 0;
+  auto solver = kronex::compile(kronex::kron(I, nearly).inverse(), xt::ones<double>({2, 3}), lax);
+  const xt::xtensor<double, 2> x = solver(xt::ones<double>({2, 3}));
+  BOOST_TEST(x(1, 2) == 1e17, boost::test_tools::tolerance(1e-15));
+
+  // Even with 0: an exactly zero pivot (LAPACK info), and a subnormal one whose solve overflows.
+  const auto zero = band_diagonal({1, 0, 1});
+  const std::string z = expect_error<kronex::singular_factor>(
+      [&] { kronex::compile(kronex::kron(zero).inverse(), xt::xtensor<double, 1>(xt::ones<double>({3})), lax); },
+      {"mode 0", "info=2"});
+  const auto tiny = band_diagonal({1, 1e-310, 1});
+  expect_error<kronex::singular_factor>(
+      [&] { kronex::compile(kronex::kron(tiny).inverse(), xt::xtensor<double, 1>(xt::ones<double>({3})), lax); },
+      {"mode 0", "estimate", "is 0"});
+
+  // The same threshold reaches a dense factor (getrf, gecon).
+  xt::xtensor<double, 2> dense = {{1, 0}, {0, 1e-17}};
+  expect_error<kronex::singular_factor>([&] { kronex::compile(kronex::kron(dense).inverse(), xt::xtensor<double, 1>(xt::ones<double>({2}))); },
+                                        {"mode 0", "gecon"});
+  BOOST_CHECK_NO_THROW(kronex::compile(kronex::kron(dense).inverse(), xt::xtensor<double, 1>(xt::ones<double>({2})), lax));
+  // explain() factors nothing: the threshold cannot apply there.
+  BOOST_CHECK_NO_THROW(kronex::explain(kronex::kron(I, nearly).inverse(), kronex::shape_t{2, 3}));
+}
+
+BOOST_AUTO_TEST_CASE(check_finite_refuses_non_finite_factor_entries) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  kronex::compile_options check;
+  check.check_finite = true;
+  const xt::xtensor<double, 2> b = xt::ones<double>({4, 5});
+
+  auto clamped = kronex_test::band<double>(4, 1, 1, boundary::clamped);
+  clamped(2, 3) = nan;
+  const auto D5 = kronex_test::random_diagonal<double>(5);
+  expect_error<kronex::invalid_factor>([&] { kronex::compile(kronex::kron(clamped, D5).inverse(), b, check); },
+                                       {"mode 0", "banded n=4", "A(2, 3)", "nan"});
+  // Applies are checked too, and explain (the check phase) as well.
+  expect_error<kronex::invalid_factor>([&] { kronex::explain_plan(kronex::kron(clamped, D5), b, check); },
+                                       {"mode 0", "A(2, 3)"});
+
+  auto periodic = kronex_test::band<double>(5, 1, 1, boundary::periodic);
+  periodic(0, 4) = -inf;  // a corner: reported at its wrapped column
+  expect_error<kronex::invalid_factor>(
+      [&] { kronex::compile(kronex::kron(kronex::identity(4), periodic).inverse(), b, check); },
+      {"mode 1", "periodic", "A(0, 4)", "-inf"});
+
+  xt::xtensor<std::complex<double>, 2> dense = kronex_test::random_dense_matrix<std::complex<double>>(4, false);
+  dense(3, 1) = std::complex<double>(1, inf);
+  expect_error<kronex::invalid_factor>(
+      [&] { kronex::compile(kronex::kron(dense).inverse(), xt::xtensor<std::complex<double>, 1>(xt::ones<std::complex<double>>({4})), check); },
+      {"mode 0", "dense n=4", "A(3, 1)", "inf"});
+
+  std::vector<double> values = kronex_test::random_diagonal<double>(5).values();
+  values[4] = nan;
+  const auto diag = kronex::diagonal(values);
+  expect_error<kronex::invalid_factor>([&] { kronex::compile(kronex::kron(kronex_test::band<double>(4, 1, 1, boundary::clamped), diag), b, check); },
+                                       {"mode 1", "diagonal n=5", "A(4, 4)", "nan"});
+  // Finite factors pass.
+  BOOST_CHECK_NO_THROW(kronex::compile(kronex::kron(kronex_test::band<double>(4, 1, 1, boundary::clamped), D5).inverse(), b, check));
+}
+
+BOOST_AUTO_TEST_CASE(check_finite_on_operands) {
+  xt::xtensor<double, 3> x = xt::ones<double>({2, 3, 4});
+  BOOST_CHECK_NO_THROW(kronex::check_finite(x));
+  x(1, 2, 0) = std::numeric_limits<double>::quiet_NaN();
+  x(1, 2, 3) = std::numeric_limits<double>::infinity();  // after the first: not reported
+  expect_error<kronex::non_finite_value>([&] { kronex::check_finite(x, "right-hand side"); },
+                                         {"right-hand side", "index (1, 2, 0)", "nan"});
+  xt::xtensor<std::complex<float>, 1> c = xt::zeros<std::complex<float>>({3});
+  c(2) = std::complex<float>(std::numeric_limits<float>::infinity(), 0);
+  expect_error<kronex::non_finite_value>([&] { kronex::check_finite(c); }, {"tensor", "index (2)", "inf"});
+}
