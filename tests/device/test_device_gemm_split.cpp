@@ -90,7 +90,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(split_gemms_match_the_reference, T, value_types) {
 
 BOOST_AUTO_TEST_CASE(split_plan_counts_its_scratch_and_bytes) {
   using T = double;
-  const auto d = operator_of_four<T>().inverse().template describe<T>();
+  const auto K = operator_of_four<T>();  // the description views its factors: K must outlive it
+  const auto d = K.inverse().template describe<T>();
   const auto split = kronex::detail::plan_device(d, shape, limit).desc;
   const auto whole = kronex::detail::plan_device(d, shape).desc;
   const std::size_t size = 3 * 4 * 3 * 5;
@@ -111,9 +112,8 @@ BOOST_AUTO_TEST_CASE(split_plan_counts_its_scratch_and_bytes) {
 
 BOOST_AUTO_TEST_CASE(factor_larger_than_one_call_is_refused) {
   using T = double;
-  const auto d = kronex::kron(random_dense_matrix<T>(8, true), random_dense_matrix<T>(3, true))
-                     .inverse()
-                     .template describe<T>();
+  const auto K = kronex::kron(random_dense_matrix<T>(8, true), random_dense_matrix<T>(3, true));
+  const auto d = K.inverse().template describe<T>();
   const std::string msg = kronex_test::expect_error<kronex::size_limit_exceeded>(
       [&] { kronex::detail::plan_device(d, kronex::shape_t{8, 3}, limit); },
       {"mode 0", "n = 8", "more than one BLAS call takes (7)"});
