@@ -179,7 +179,7 @@ class ExitCodesAndErrors(Base):
         self.fails(2, "run", "kron(mass(8,3)).solve(ones())", "--bogus")
         self.assertIn("--set n", self.fails(2, "run", "kron(mass($n,3)).solve(ones())", "--set", "n=abc").stderr)
         self.assertIn("--sweep", self.fails(2, "bench", "kron(mass($n,3)).solve(ones())", "--sweep", "n=8:4:x2").stderr)
-        self.assertIn("cannot open", self.fails(2, "run", "-f", "missing.kx").stderr)
+        self.assertIn("\"missing.kx\": no such file", self.fails(2, "run", "-f", "missing.kx").stderr)
 
     def test_program_errors_exit_2_with_caret(self):
         r = self.fails(2, "run", "Mass = mass(8, 3)\nkron(Mass, Mas).solve(ones())")
