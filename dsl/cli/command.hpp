@@ -28,7 +28,7 @@ struct source_options {
 
 // The longest program kronex reads (EXPR, -f FILE or standard input), in bytes: far above any
 // real program, it bounds what a runaway input (a generated file, /dev/zero on stdin) costs.
-inline constexpr std::size_t max_program_bytes = std::size_t(4) << 20;
+inline constexpr std::size_t max_program_bytes = std::size_t(8) << 20;
 
 struct loaded_source {
   std::string text;

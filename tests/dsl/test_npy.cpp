@@ -14,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include <csignal>
+
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/mpl/list.hpp>
@@ -22,6 +25,7 @@
 #include <xtensor/xnpy.hpp>
 
 #include "core/diagnostics.hpp"
+#include "io/atomic_file.hpp"
 #include "io/npy.hpp"
 
 #include "kronex_test_support.hpp"
@@ -416,4 +420,30 @@ BOOST_AUTO_TEST_CASE(non_regular_files_are_refused) {
   BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   expect_npy_error(fifo, "is a FIFO, not an npy file (kronex reads regular files only)");
   expect_npy_error("/dev/zero", "is a device, not an npy file (kronex reads regular files only)");
+}
+
+// A write interrupted by SIGTERM or SIGINT leaves no temporary behind, and the process still dies
+// of the signal (its parent sees it killed, not exiting). Run in a child that signals itself in
+// the middle of the write.
+BOOST_AUTO_TEST_CASE(interrupted_write_removes_its_temporary) {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    scratch s;
+    const std::string target = (s.dir / "x.npy").string();
+    s.write("x.npy", "old");
+    const pid_t child = ::fork();
+    BOOST_REQUIRE(child >= 0);
+    if (child == 0) {
+      write_file_atomic(target, [&](std::ostream& out) {
+        out << "partial" << std::flush;
+        ::raise(sig);
+      });
+      ::_exit(0);  // not reached when the handler works
+    }
+    int status = 0;
+    BOOST_REQUIRE(::waitpid(child, &status, 0) == child);
+    BOOST_TEST(WIFSIGNALED(status));
+    BOOST_TEST(WTERMSIG(status) == sig);
+    BOOST_TEST(s.listing() == std::vector<std::string>{"x.npy"}, boost::test_tools::per_element());
+    BOOST_TEST(slurp(target) == "old");
+  }
 }
