@@ -406,13 +406,14 @@ class Hardening(Base):
 
     @unittest.skipIf(ASAN, "an address-space limit needs a build without AddressSanitizer")
     def test_bench_holds_one_point_at_a_time(self):
-        # Each point reads the 32 MiB operand again; 16 points kept until timing started needed
-        # 512 MiB more than one at a time (the host's bandwidth probe alone takes 768 MiB).
+        # Each point reads the 32 MiB operand again: 24 points kept until timing started needed
+        # 736 MiB more than one at a time. One at a time fits in about 1.05 GiB (the host's
+        # bandwidth probe alone takes 768 MiB).
         np.save(self.path("b.npy"), np.ones((64, 64, 1024)))
-        r = self.run_limited(1536, "bench", "kron(mass(64, $d), mass(64, 3), mass(1024, 1)).solve(npy(\"b.npy\"))",
-                             "--sweep", "d=1:16:+1", "--reps", "1", "--warmup", "0", "--no-plan", timeout=300)
+        r = self.run_limited(1280, "bench", "kron(mass(64, $d), mass(64, 3), mass(1024, 1)).solve(npy(\"b.npy\"))",
+                             "--sweep", "d=1:24:+1", "--reps", "1", "--warmup", "0", "--no-plan", timeout=300)
         self.assert_exit(r, 0)
-        self.assertEqual(len([l for l in r.stdout.splitlines() if l.startswith("d=")]), 16)
+        self.assertEqual(len([l for l in r.stdout.splitlines() if l.startswith("d=")]), 24)
 
     def test_npy_header_is_checked_before_the_data_is_read(self):
         # A 2 GiB file (sparse: never written) meant for another operator: refused from its header
