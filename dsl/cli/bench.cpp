@@ -31,12 +31,17 @@ namespace kronex::cli {
 
 namespace {
 
+// The most points (rows per backend) all --sweep options together may give.
+constexpr std::uint64_t max_sweep_points = 1000;
+
 struct bench_options {
   source_options source;
   std::string backend = "host";
   int reps = 0;     // 0: as many as fit in about half a second, 5 to 200
   int warmup = 2;
   std::string json, plot;
+  const CLI::Option* json_option = nullptr;
+  const CLI::Option* plot_option = nullptr;
   std::vector<std::string> sweeps;
   bool plans = true;
 };
@@ -58,7 +63,10 @@ std::pair<std::string, std::vector<std::uint64_t>> parse_sweep(const std::string
   std::vector<std::uint64_t> values;
   if (rest.find(':') == std::string::npos) {
     std::stringstream ss(rest);
-    for (std::string item; std::getline(ss, item, ',');) values.push_back(number(item));
+    for (std::string item; std::getline(ss, item, ',');) {
+      if (values.size() == max_sweep_points) throw bad("more than " + std::to_string(max_sweep_points) + " values");
+      values.push_back(number(item));
+    }
   } else {
     std::vector<std::string> parts;
     std::stringstream ss(rest);
@@ -77,11 +85,28 @@ std::pair<std::string, std::vector<std::uint64_t>> parse_sweep(const std::string
   return {name, values};
 }
 
-// Every combination of the swept values (the first sweep varies slowest), on top of --set.
+// Every combination of the swept values (the first sweep varies slowest), on top of --set. The
+// count is checked before any is made: sweeps multiply.
 std::vector<dsl::parameters> combinations(const dsl::parameters& base, const std::vector<std::string>& sweeps) {
-  std::vector<dsl::parameters> out{base};
+  std::vector<std::pair<std::string, std::vector<std::uint64_t>>> parsed;
+  std::uint64_t total = 1;
   for (const auto& s : sweeps) {
-    const auto [name, values] = parse_sweep(s);
+    parsed.push_back(parse_sweep(s));
+    const std::string& name = parsed.back().first;
+    if (base.count(name)) throw usage_error("parameter " + name + " is given by both --set and --sweep: give it once");
+    for (std::size_t k = 0; k + 1 < parsed.size(); ++k) {
+      if (parsed[k].first == name) throw usage_error("--sweep " + name + " is given twice: give each parameter once");
+    }
+    total *= parsed.back().second.size();  // at most max_sweep_points^2 before the check below
+    if (total > max_sweep_points) {
+      std::string counts;
+      for (const auto& [n, v] : parsed) counts += (counts.empty() ? "" : " x ") + std::to_string(v.size()) + " (" + n + ")";
+      throw usage_error("the sweeps give " + counts + " = " + std::to_string(total) + " points, more than the limit of " +
+                        std::to_string(max_sweep_points) + "; sweep fewer values");
+    }
+  }
+  std::vector<dsl::parameters> out{base};
+  for (const auto& [name, values] : parsed) {
     std::vector<dsl::parameters> next;
     for (const auto& p : out) {
       for (const auto v : values) {
@@ -168,8 +193,8 @@ std::string run_program(const std::vector<std::string>& args) {
 }
 
 void bench(const bench_options& o) {
-  if (!o.json.empty()) check_output_path(o.json, "--json");
-  if (!o.plot.empty()) check_output_path(o.plot, "--plot");
+  check_output_path(o.json, *o.json_option);
+  check_output_path(o.plot, *o.plot_option);
   if (o.reps < 0 || o.warmup < 0) throw usage_error("--reps and --warmup must not be negative");
   const loaded_source src = load_source(o.source);
   const auto all = combinations(parse_assignments(o.source.assignments), o.sweeps);
@@ -177,24 +202,21 @@ void bench(const bench_options& o) {
   if (o.backend == "host" || o.backend == "all") backends.push_back(dsl::backend_kind::host);
   if (o.backend == "device" || o.backend == "all") backends.push_back(dsl::backend_kind::device);
 
-  // Evaluate every size first: an error in the program shows before any timing.
-  std::vector<dsl::evaluated_program> programs;
-  for (const auto& p : all) {
-    programs.push_back(evaluate(src, p));
-    check_parameters_used(programs.back(), p);
-    if (!programs.back().runnable()) {
-      throw rendered_error(dsl::dsl_error(programs.back().where, "the program ends with an operator: bench times "
-                                                                 "a solve or an apply, e.g. K.solve(random(1))")
+  // One point at a time: evaluated, prepared, timed and released before the next, so a sweep
+  // needs the memory of its largest point, not of all of them.
+  std::map<std::string, double> bandwidth;
+  std::vector<std::pair<std::size_t, row>> rows;  // (backend index, row): shown backend by backend
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const dsl::evaluated_program program = evaluate(src, all[i]);
+    check_parameters_used(program, all[i]);
+    if (!program.runnable()) {
+      throw rendered_error(dsl::dsl_error(program.where, "the program ends with an operator: bench times "
+                                                         "a solve or an apply, e.g. K.solve(random(1))")
                                .render(src.text, src.name));
     }
-  }
-
-  std::cout << "kronex bench  " << programs.front().text << '\n';
-  std::map<std::string, double> bandwidth;
-  std::vector<row> rows;
-  for (const auto backend : backends) {
-    for (std::size_t i = 0; i < programs.size(); ++i) {
-      const auto& program = programs[i];
+    if (i == 0) std::cout << "kronex bench  " << program.text << '\n';
+    for (std::size_t b = 0; b < backends.size(); ++b) {
+      const auto backend = backends[b];
       auto exe = pointing_into(src, [&] { return dsl::prepare(program, backend); });
       const std::string name = exe->backend_name();
       if (!bandwidth.count(name)) {
@@ -235,14 +257,15 @@ void bench(const bench_options& o) {
       const double elem = double(program.type == dsl::dtype::float32 ? 4 : program.type == dsl::dtype::complex128 ? 16 : 8);
       r.floor = double(r.steps) * 2.0 * elem * r.unknowns() / bandwidth[name];
       r.residual = pointing_into(src, [&] { return dsl::relative_residual(program, exe->result()); });
-      rows.push_back(r);
+      rows.emplace_back(b, std::move(r));
     }
   }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
 
   std::printf("\n%-14s %-12s %-18s %-10s %6s %10s %10s %10s %9s %8s %10s %10s %10s\n", "params", "backend", "shape",
               "type", "reps", "median[ms]", "min[ms]", "max[ms]", "GDOF/s", "GB/s", "floor[ms]", "time/floor",
               "residual");
-  for (const auto& r : rows) {
+  for (const auto& [b, r] : rows) {
     std::printf("%-14s %-12s %-18s %-10s %6d %10.3f %10.3f %10.3f %9.3f %8.2f %10.3f %10.2f %10.1e\n",
                 describe(r.params).empty() ? "-" : describe(r.params).c_str(), r.backend.c_str(),
                 format_shape(r.shape).c_str(), dsl::to_string(r.type), r.reps, r.median * 1e3, r.min * 1e3,
@@ -258,7 +281,7 @@ void bench(const bench_options& o) {
   j["program"] = src.text;
   j["bandwidth_bytes_per_s"] = bandwidth;
   j["rows"] = nlohmann::json::array();
-  for (const auto& r : rows) {
+  for (const auto& [b, r] : rows) {
     j["rows"].push_back({{"params", r.params}, {"backend", r.backend}, {"shape", r.shape},
                          {"value_type", dsl::to_string(r.type)}, {"unknowns", r.unknowns()}, {"reps", r.reps},
                          {"time_s", {{"median", r.median}, {"min", r.min}, {"max", r.max}}}, {"samples_s", r.samples},
@@ -300,8 +323,8 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--sweep", o->sweeps, "Repeat over values of a parameter: n=32:256:x2, n=32:256:+32 or n=32,64 "
                                         "(write $n in the program; repeatable: all combinations)")
       ->type_name("NAME=RANGE");
-  cmd->add_option("--json", o->json, "Write every row as JSON to this file");
-  cmd->add_option("--plot", o->plot, "Draw time and GDOF/s against size into this file (.svg, .png or .pdf; "
+  o->json_option = cmd->add_option("--json", o->json, "Write every row as JSON to this file");
+  o->plot_option = cmd->add_option("--plot", o->plot, "Draw time and GDOF/s against size into this file (.svg, .png or .pdf; "
                                      "python3 with matplotlib)");
   cmd->add_flag("!--no-plan", o->plans, "Do not print the plans");
   cmd->footer(R"(Examples:

@@ -6,11 +6,13 @@
 #include <iostream>
 #include <sstream>
 
+#include "io/regular_file.hpp"
+
 namespace kronex::cli {
 
 void add_source_options(CLI::App& cmd, source_options& o) {
   cmd.add_option("EXPR", o.expression, "The program text (statements separated by ';' or new lines)");
-  cmd.add_option("-f,--file", o.file, "Read the program from FILE ('-' for standard input) instead of EXPR");
+  o.file_option = cmd.add_option("-f,--file", o.file, "Read the program from FILE ('-' for standard input) instead of EXPR");
   cmd.add_option("--set", o.assignments, "Give a parameter a value: --set n=128 sets $n (repeatable)")
       ->type_name("NAME=VALUE");
 }
@@ -23,23 +25,47 @@ void add_backend_option(CLI::App& cmd, std::string& backend, bool allow_all) {
       ->capture_default_str();
 }
 
+namespace {
+
+// Reads at most max_program_bytes (one more to tell that there is more).
+std::string read_program(std::istream& in, const std::string& name) {
+  std::string text(max_program_bytes + 1, '\0');
+  in.read(text.data(), std::streamsize(text.size()));
+  if (in.bad()) throw usage_error("cannot read the program from " + name);
+  text.resize(std::size_t(in.gcount()));
+  if (text.size() > max_program_bytes) {
+    throw usage_error("the program in " + name + " is longer than the limit of " + std::to_string(max_program_bytes) +
+                      " bytes");
+  }
+  return text;
+}
+
+} // namespace
+
 loaded_source load_source(const source_options& o) {
-  const bool has_expr = !o.expression.empty(), has_file = !o.file.empty();
+  const bool has_file = o.file_option && o.file_option->count() > 0;
+  const bool has_expr = !o.expression.empty();
+  if (has_file && o.file.empty()) throw usage_error("-f: empty file name");
   if (has_expr == has_file) {
     throw usage_error(has_expr ? "give the program either as EXPR or with -f FILE, not both"
                                : "no program: give it as EXPR (e.g. 'kron(mass(64, 3), mass(64, 3)).solve(ones())') "
                                  "or with -f FILE");
   }
-  if (has_expr) return {o.expression, "<expression>"};
-  std::ostringstream text;
-  if (o.file == "-") {
-    text << std::cin.rdbuf();
-    return {text.str(), "<stdin>"};
+  if (has_expr) {
+    if (o.expression.size() > max_program_bytes) {
+      throw usage_error("the program is longer than the limit of " + std::to_string(max_program_bytes) + " bytes");
+    }
+    return {o.expression, "<expression>"};
+  }
+  if (o.file == "-") return {read_program(std::cin, "<stdin>"), "<stdin>"};
+  try {
+    dsl::io::check_regular_file(o.file, "a program file");
+  } catch (const dsl::file_error& e) {
+    throw usage_error(std::string("cannot read the program file ") + e.what());
   }
   std::ifstream in(o.file, std::ios::binary);
   if (!in) throw usage_error("cannot open the program file \"" + o.file + "\"");
-  text << in.rdbuf();
-  return {text.str(), o.file};
+  return {read_program(in, "\"" + o.file + "\""), o.file};
 }
 
 dsl::parameters parse_assignments(const std::vector<std::string>& assignments) {
@@ -54,20 +80,23 @@ dsl::parameters parse_assignments(const std::vector<std::string>& assignments) {
         value.find_first_not_of("0123456789") != std::string::npos || value.size() > 18) {
       throw usage_error("--set " + a + ": expected NAME=VALUE with a non-negative integer VALUE, e.g. --set n=128");
     }
+    if (p.count(name)) throw usage_error("--set " + name + " is given twice: give each parameter once");
     p[name] = std::stoull(value);
   }
   return p;
 }
 
-void check_output_path(const std::string& path, const char* option) {
-  if (path.empty()) throw usage_error(std::string(option) + ": empty file name");
+void check_output_path(const std::string& path, const CLI::Option& given) {
+  if (given.count() == 0) return;
+  const std::string option = given.get_name();
+  if (path.empty()) throw usage_error(option + ": empty file name");
   const std::filesystem::path p(path);
   const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
-    throw usage_error(std::string(option) + " " + path + ": the directory " + dir.string() + " does not exist");
+    throw usage_error(option + " " + path + ": the directory " + dir.string() + " does not exist");
   }
-  if (std::filesystem::is_directory(p, ec)) throw usage_error(std::string(option) + " " + path + ": is a directory");
+  if (std::filesystem::is_directory(p, ec)) throw usage_error(option + " " + path + ": is a directory");
 }
 
 void check_parameters_used(const dsl::evaluated_program& p, const dsl::parameters& given) {

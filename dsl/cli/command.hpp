@@ -23,7 +23,12 @@ struct source_options {
   std::string expression;               // the positional EXPR
   std::string file;                     // -f FILE ("-" for standard input)
   std::vector<std::string> assignments; // --set NAME=VALUE
+  const CLI::Option* file_option = nullptr;  // to tell `-f ''` from no -f
 };
+
+// The longest program kronex reads (EXPR, -f FILE or standard input), in bytes: far above any
+// real program, it bounds what a runaway input (a generated file, /dev/zero on stdin) costs.
+inline constexpr std::size_t max_program_bytes = std::size_t(8) << 20;
 
 struct loaded_source {
   std::string text;
@@ -70,8 +75,8 @@ inline dsl::evaluated_program evaluate(const loaded_source& s, const dsl::parame
 }
 
 // Checks before any work that `path` can be created (its directory exists), so a long run does
-// not end in a write error.
-void check_output_path(const std::string& path, const char* option);
+// not end in a write error. Does nothing when the option was not given; `--out ''` is an error.
+void check_output_path(const std::string& path, const CLI::Option& option);
 
 dsl::backend_kind parse_backend(const std::string& name);
 

@@ -16,11 +16,12 @@ struct run_options {
   source_options source;
   std::string backend = "host";
   std::string out;
+  const CLI::Option* out_option = nullptr;
   bool check = false;
 };
 
 void run(const run_options& o) {
-  if (!o.out.empty()) check_output_path(o.out, "--out");
+  check_output_path(o.out, *o.out_option);
   const loaded_source src = load_source(o.source);
   const dsl::parameters params = parse_assignments(o.source.assignments);
   const auto program = evaluate(src, params);
@@ -57,7 +58,7 @@ void register_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Evaluate a program; optionally write the result and check it");
   add_source_options(*cmd, o->source);
   add_backend_option(*cmd, o->backend, false);
-  cmd->add_option("--out", o->out, "Write the result to this .npy file (via a temporary file and a rename: "
+  o->out_option = cmd->add_option("--out", o->out, "Write the result to this .npy file (via a temporary file and a rename: "
                                    "never a partial file)");
   cmd->add_flag("--check", o->check, "Print the relative residual ||K x - b|| / ||b||, computed with apply");
   cmd->footer(R"(Examples:

@@ -26,6 +26,26 @@ std::size_t factor_value::size() const {
   return std::visit([](const auto& f) -> std::size_t { return f.size(); }, factor);
 }
 
+const io::npy_array& array_value::array() const {
+  if (!values) values = std::make_shared<const io::npy_array>(io::read_npy(path, type));
+  return *values;
+}
+
+result_value::~result_value() {
+  auto* inner = std::get_if<std::shared_ptr<const result_value>>(&operand);
+  if (!inner) return;
+  std::shared_ptr<const result_value> next = std::move(*inner);
+  // While this chain holds the only reference to the next link, take that link's own operand
+  // before letting it go, so its destructor finds nothing nested. Results are built only as
+  // non-const objects (make_shared<result_value>), so the const_cast writes to a non-const one.
+  while (next && next.use_count() == 1) {
+    auto& link = const_cast<result_value&>(*next);
+    auto* further = std::get_if<std::shared_ptr<const result_value>>(&link.operand);
+    std::shared_ptr<const result_value> after = further ? std::move(*further) : nullptr;
+    next = std::move(after);
+  }
+}
+
 shape_t operator_value::sizes() const {
   shape_t s;
   for (const auto& f : factors) s.push_back(f->size());
@@ -70,9 +90,13 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates) {
+  if (name.size() > max_suggested_name) return {};
   std::string best;
   std::size_t best_d = std::max<std::size_t>(2, name.size() / 3) + 1;
   for (const auto& c : candidates) {
+    // The distance is at least the difference in length: most candidates need no table.
+    const std::size_t gap = c.size() > name.size() ? c.size() - name.size() : name.size() - c.size();
+    if (gap >= best_d || c.size() > max_suggested_name) continue;
     const std::size_t d = edit_distance(name, c);
     if (d < best_d) { best_d = d; best = c; }
   }
@@ -334,14 +358,22 @@ private:
     a->text = text(n);
     a->where = n.where;
     try {
-      a->array = io::read_npy(path);
-      if (o.type && *o.type != a->array.type) {
-        a->array = with_dtype(*o.type, [&](auto t) { return io::to_npy_array(io::convert<decltype(t)>(a->array, path)); });
-      }
+      const io::npy_info h = io::read_npy_info(path, o.type);
+      a->type = o.type.value_or(h.type);
+      a->shape = h.shape;
     } catch (const file_error& e) {
       throw dsl_error(n.where, std::string("cannot use ") + e.what());
     }
     return std::shared_ptr<const array_value>(a);
+  }
+
+  // Reads an array's values once its use has been checked; problems point at its npy(...).
+  static const io::npy_array& values_of(const array_value& a) {
+    try {
+      return a.array();
+    } catch (const file_error& e) {
+      throw dsl_error(a.where, std::string("cannot use ") + e.what());
+    }
   }
 
   value generate(const node& n, bool random) {
@@ -360,11 +392,12 @@ private:
   std::shared_ptr<const factor_value> as_factor(const node& arg, const value& v, std::size_t i) {
     if (auto* f = std::get_if<std::shared_ptr<const factor_value>>(&v)) return *f;
     if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&v)) {
-      const auto& arr = (*a)->array;
-      if (arr.shape.size() != 2 || arr.shape[0] != arr.shape[1] || arr.shape[0] == 0 || arr.shape[0] > max_factor_size) {
+      const auto& shape = (*a)->shape;
+      if (shape.size() != 2 || shape[0] != shape[1] || shape[0] == 0 || shape[0] > max_factor_size) {
         throw dsl_error(arg.where, "a dense factor must be a square, non-empty 2D array; " + (*a)->path +
-                                       " has shape " + format_shape(shape_t(arr.shape.begin(), arr.shape.end())));
+                                       " has shape " + format_shape(shape_t(shape.begin(), shape.end())));
       }
+      const auto& arr = values_of(**a);
       auto f = std::make_shared<factor_value>();
       f->text = (*a)->text;
       f->where = arg.where;
@@ -432,6 +465,11 @@ private:
       return make_result(n, op, m == "solve" ? result_value::kind::solve : result_value::kind::apply);
     }
     check_count(n, {m.c_str(), 0, 0, "K.transpose(), K.adjoint(), K.inverse()"});
+    if (op->methods.size() >= max_operator_methods) {
+      throw dsl_error(n.name_where, "too many methods on one operator: " + op->text + " already has " +
+                                        std::to_string(op->methods.size()) + " (.transpose(), .adjoint(), .inverse()), "
+                                        "the limit is " + std::to_string(max_operator_methods));
+    }
     auto out = std::make_shared<operator_value>(*op);
     out->methods.push_back(m == "transpose" ? op_method::transpose : m == "adjoint" ? op_method::adjoint : op_method::inverse);
     out->text = text(n);
@@ -452,11 +490,17 @@ private:
     std::optional<shape_t> operand_shape;
     if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&v)) {
       r->operand = *a;
-      operand_type = (*a)->array.type;
-      operand_shape = shape_t((*a)->array.shape.begin(), (*a)->array.shape.end());
+      operand_type = (*a)->type;
+      operand_shape = shape_t((*a)->shape.begin(), (*a)->shape.end());
     } else if (auto* g = std::get_if<std::shared_ptr<const generated_tensor>>(&v)) {
       r->operand = *g;
     } else if (auto* inner = std::get_if<std::shared_ptr<const result_value>>(&v)) {
+      if ((*inner)->stages >= max_stages) {
+        throw dsl_error(n.where, "too many stages: " + text(arg) + " is already a chain of " +
+                                     std::to_string((*inner)->stages) + " solves and applies, the limit is " +
+                                     std::to_string(max_stages));
+      }
+      r->stages = (*inner)->stages + 1;
       r->operand = *inner;
       operand_type = (*inner)->type;
       operand_shape = (*inner)->shape();
@@ -481,6 +525,7 @@ private:
     }
     r->type = op->type ? op->type : operand_type;
     check_tensor_size(sizes, n.where);
+    if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&v)) values_of(**a);  // checked: read it now
     return std::shared_ptr<const result_value>(r);
   }
 

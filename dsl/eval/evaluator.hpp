@@ -16,6 +16,15 @@
 
 namespace kronex::dsl {
 
+// Limits on what a program builds, counted on the values (not on the text: rebinding a name,
+// as in `y = K.apply(y)` or `K = K.transpose()` on many lines, builds as deeply as nesting does).
+// Each is a dsl_error naming the limit at the call that would pass it.
+inline constexpr std::size_t max_stages = 4096;          // solves and applies in one result chain
+inline constexpr std::size_t max_operator_methods = 256;  // .transpose(), .adjoint(), .inverse() on one operator
+// Names longer than this get no "did you mean" (no built-in or sensible name is that long, and
+// the edit distance costs the product of the lengths).
+inline constexpr std::size_t max_suggested_name = 64;
+
 // Values of $name parameters (set with --set name=value, or by --sweep).
 using parameters = std::map<std::string, std::uint64_t>;
 

@@ -54,10 +54,19 @@ struct generated_tensor {
 };
 
 // An array read from a .npy file: a tensor operand, or (when 2D and square) a dense factor.
+// npy(...) reads only the header; the values are read once, on first use, which the evaluator
+// makes after the use has checked the shape and type: a file meant for another operator is
+// refused before its data is read.
 struct array_value {
-  io::npy_array array;
+  dtype type = dtype::float64;      // the values' type: the file's, or the one npy(...) asked for
+  std::vector<std::size_t> shape;
   std::string path, text;
   source_range where;
+  // Set on first use (by array(), or directly for an array that is not read from a file).
+  mutable std::shared_ptr<const io::npy_array> values;
+
+  // The values, read now if they were not (io::read_npy: file_error on a bad value).
+  const io::npy_array& array() const;
 };
 
 struct result_value;
@@ -72,8 +81,16 @@ struct result_value {
   std::shared_ptr<const operator_value> op;
   operand_value operand;
   std::optional<dtype> type;  // the operator's, else the operand's
+  std::size_t stages = 1;     // this result and the results nested in its operand
   std::string text;
   source_range where;
+
+  result_value() = default;
+  result_value(const result_value&) = delete;
+  result_value& operator=(const result_value&) = delete;
+  // Releases a chain of nested results (y = K.apply(y), many times) one link at a time: the
+  // default destructor would recurse once per link.
+  ~result_value();
 
   shape_t shape() const { return op->sizes(); }
 };

@@ -39,16 +39,19 @@ auto kron_of(const std::vector<any_factor<T>>& f, std::index_sequence<I...>) {
 }
 
 // The operator's methods, called in the order the program wrote them (each returns the same
-// expression type: a kron_expr over references to the factors).
+// expression type: a kron_expr over references to the factors). A loop, not a recursion: the
+// evaluator bounds the count (max_operator_methods), not the stack.
 template <class E>
-E replay(const E& e, const std::vector<op_method>& methods, std::size_t i = 0) {
-  if (i == methods.size()) return e;
-  switch (methods[i]) {
-    case op_method::transpose: return replay<E>(e.transpose(), methods, i + 1);
-    case op_method::adjoint: return replay<E>(e.adjoint(), methods, i + 1);
-    case op_method::inverse: break;
+E replay(const E& e, const std::vector<op_method>& methods) {
+  std::optional<E> k(e);
+  for (const op_method m : methods) {
+    switch (m) {
+      case op_method::transpose: k.emplace(k->transpose()); break;
+      case op_method::adjoint: k.emplace(k->adjoint()); break;
+      case op_method::inverse: k.emplace(k->inverse()); break;
+    }
   }
-  return replay<E>(e.inverse(), methods, i + 1);
+  return std::move(*k);
 }
 
 // kronex::compile of `K.solve(b)` or `K.apply(b)`: what the C++ API evaluates for that result.
@@ -78,7 +81,7 @@ xt::xtensor<T, D> make_operand(const evaluated_program& p) {
   for (std::size_t k = 0; k < D; ++k) shape[k] = p.shape[k];
   xt::xtensor<T, D> b = xt::xtensor<T, D>::from_shape(shape);
   if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&p.operand)) {
-    const auto& x = std::get<xt::xarray<T>>((*a)->array.data);
+    const auto& x = std::get<xt::xarray<T>>((*a)->array().data);
     std::copy(x.begin(), x.end(), b.begin());
   } else if (auto* g = std::get_if<std::shared_ptr<const generated_tensor>>(&p.operand)) {
     if ((*g)->what == generated_tensor::kind::ones) {

@@ -64,7 +64,9 @@ double relative_residual(const evaluated_program& p, const io::npy_array& result
   back.stages[0].what = p.stages.back().what == result_value::kind::solve ? result_value::kind::apply
                                                                            : result_value::kind::solve;
   auto arr = std::make_shared<array_value>();
-  arr->array = result;
+  arr->type = result.type;
+  arr->shape = result.shape;
+  arr->values = std::make_shared<const io::npy_array>(result);
   back.operand = arr;
   auto e = prepare(back, backend_kind::host);
   e->run();

@@ -15,6 +15,7 @@
 #include <kronex/core/value_traits.hpp>
 
 #include "core/diagnostics.hpp"
+#include "io/regular_file.hpp"
 
 namespace kronex::dsl::io {
 
@@ -77,11 +78,21 @@ class line_reader {
 public:
   line_reader(std::istream& in, const std::string& name) : m_in(in), m_name(name) {}
 
+  // Like std::getline, but a line longer than max_line_bytes is an error at that line rather
+  // than a string growing until memory runs out (a file of zeros has no newline).
   bool next() {
-    if (!std::getline(m_in, m_line)) {
-      if (m_in.bad()) throw file_error(m_name, 0, "cannot read the file (I/O error)");
-      return false;
+    m_line.clear();
+    std::streambuf* in = m_in.rdbuf();
+    bool any = false;
+    for (int c; (c = in ? in->sbumpc() : EOF) != EOF;) {
+      any = true;
+      if (c == '\n') break;
+      if (m_line.size() == max_line_bytes) {
+        fail_at(m_number + 1, "the line is longer than the limit of " + std::to_string(max_line_bytes) + " bytes");
+      }
+      m_line.push_back(char(c));
     }
+    if (!any) return false;
     ++m_number;
     return true;
   }
@@ -120,9 +131,10 @@ std::size_t parse_count(const line_reader& r, std::string_view t, const char* wh
 
 // A 1-based index in 1..limit, returned 0-based.
 std::size_t parse_index(const line_reader& r, std::string_view t, const char* what, std::size_t limit, const char* unit) {
+  const std::string_view s = drop_plus(t);
   std::size_t v = 0;
-  const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  const bool digits = ec != std::errc::invalid_argument && p == t.data() + t.size();
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  const bool digits = ec != std::errc::invalid_argument && p == s.data() + s.size();
   if (!digits) r.fail(std::string(what) + " " + quoted(t) + " is not a positive integer");
   if (ec == std::errc::result_out_of_range || v == 0 || v > limit) {
     r.fail(std::string(what) + " " + std::string(t) + " is out of range: indices are 1-based and the matrix has " +
@@ -357,12 +369,9 @@ matrix_market parse_matrix_market(std::istream& in, const std::string& name) {
 }
 
 matrix_market read_matrix_market(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw file_error(path, 0, "is a directory, not a Matrix Market file");
+  check_regular_file(path, "a Matrix Market file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw file_error(path, 0, std::filesystem::exists(path, ec) ? "cannot be opened for reading" : "no such file");
-  }
+  if (!in) throw file_error(path, 0, "cannot be opened for reading");
   return parse_matrix_market(in, path);
 }
 

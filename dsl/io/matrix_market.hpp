@@ -21,6 +21,10 @@ namespace kronex::dsl::io {
 // doubles): a guard against sizes no 1D factor needs, typed or fuzzed.
 inline constexpr std::size_t max_stored_values = std::size_t(1) << 28;
 
+// The longest line the reader takes (the format's lines are short; this bounds a file with no
+// newline, such as one full of zeros).
+inline constexpr std::size_t max_line_bytes = std::size_t(1) << 20;
+
 struct matrix_market {
   std::size_t rows = 0, cols = 0;
   bool is_complex = false;              // field "complex"; real/integer/pattern are not complex

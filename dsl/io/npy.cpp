@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -23,6 +24,7 @@
 #include "core/diagnostics.hpp"
 #include "core/format.hpp"
 #include "io/atomic_file.hpp"
+#include "io/regular_file.hpp"
 
 namespace kronex::dsl::io {
 
@@ -183,16 +185,15 @@ T value_as(const S& v) {
 
 } // namespace
 
-npy_array read_npy(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw file_error(path, 0, "is a directory, not an npy file");
+npy_info read_npy_info(const std::string& path, std::optional<dtype> as) {
+  check_regular_file(path, "an npy file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw file_error(path, 0, std::filesystem::exists(path, ec) ? "cannot be opened for reading" : "no such file");
+  if (!in) throw file_error(path, 0, "cannot be opened for reading");
   in.seekg(0, std::ios::end);
   const std::streamoff end = in.tellg();
   in.seekg(0, std::ios::beg);
   // The size bounds every length in the file before anything is allocated from it.
-  if (end < 0 || !in) throw file_error(path, 0, "cannot determine the file's size (not a regular file?)");
+  if (end < 0 || !in) throw file_error(path, 0, "cannot determine the file's size");
   const auto file_size = static_cast<std::uint64_t>(end);
 
   // Magic "\x93NUMPY", version major.minor, header length (2 bytes in 1.0, 4 in 2.0 and 3.0), little endian.
@@ -229,6 +230,9 @@ npy_array read_npy(const std::string& path) {
     throw file_error(path, 0, "unsupported dtype '" + h.descr + "'" + (wrong_byte_order ? order : "") + "; " +
                                   accepted_dtypes);
   }
+  if (as && is_complex(*type) && !is_complex(*as)) {
+    throw file_error(path, 0, std::string("has complex values (") + to_string(*type) + "); ask for complex64 or complex128");
+  }
 
   // The data must all be there before xtensor allocates for it. The nonzero dimensions are bounded
   // even when a zero one makes the array empty: xtensor multiplies them out for the strides (as
@@ -240,35 +244,118 @@ npy_array read_npy(const std::string& path) {
     if (d != 0) extent *= d;
     count *= d;
   }
-  const std::uint64_t bytes = count * word_size(*type);
-  const std::uint64_t data_start = header_start + header_len;
-  if (bytes > file_size - data_start) {
+  npy_info info;
+  info.type = *type;
+  info.shape = h.shape;
+  info.fortran_order = h.fortran_order;
+  info.data_bytes = count * word_size(*type);
+  info.data_offset = header_start + header_len;
+  if (info.data_bytes > file_size - info.data_offset) {
     throw file_error(path, 0, "truncated data: shape " + format_shape(h.shape) + " of " + to_string(*type) + " needs " +
-                                  std::to_string(bytes) + " bytes, the file has " +
-                                  std::to_string(file_size - data_start) + " after the header");
+                                  std::to_string(info.data_bytes) + " bytes, the file has " +
+                                  std::to_string(file_size - info.data_offset) + " after the header");
   }
+  return info;
+}
 
+namespace {
+
+template <class T>
+bool finite_value(const T& v) {
+  if constexpr (is_complex_v<T>) return std::isfinite(v.real()) && std::isfinite(v.imag());
+  else return std::isfinite(v);
+}
+
+// The shortest text that reads back as v (nan, inf, -inf as such).
+std::string shortest(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+template <class S>
+[[noreturn]] void refuse_value(const std::string& path, const std::vector<std::size_t>& index, const S& v,
+                               const std::string& why) {
+  std::string text = "the value at index (";
+  for (std::size_t k = 0; k < index.size(); ++k) text += (k ? ", " : "") + std::to_string(index[k]);
+  text += index.size() == 1 ? ",)" : ")";
+  if constexpr (is_complex_v<S>) text += " is (" + shortest(v.real()) + ", " + shortest(v.imag()) + ")";
+  else text += " is " + shortest(v);
+  throw file_error(path, 0, text + ": " + why);
+}
+
+constexpr const char* not_finite = "values must be finite (nan and inf are refused)";
+
+// The values of a file of S into a row-major array of T. Straight into the array when nothing
+// changes; else in blocks, each value converted and put at its row-major place (a Fortran-order
+// file walks the first index fastest), so the data is held once either way.
+template <class T, class S>
+xt::xarray<T> read_values(std::istream& in, const npy_info& h, const std::string& path) {
+  auto out = xt::xarray<T>::from_shape(h.shape);
+  const std::size_t n = out.size(), rank = h.shape.size();
+  const auto read_exactly = [&](void* to, std::uint64_t bytes) {
+    in.read(static_cast<char*>(to), std::streamsize(bytes));
+    if (std::uint64_t(in.gcount()) != bytes) throw file_error(path, 0, "cannot read the data (I/O error)");
+  };
+  if constexpr (std::is_same_v<T, S>) {
+    if (!h.fortran_order) {
+      read_exactly(out.data(), h.data_bytes);
+      for (std::size_t k = 0; k < n; ++k) {
+        if (finite_value(out.data()[k])) continue;
+        std::vector<std::size_t> index(rank);
+        for (std::size_t d = rank, rest = k; d-- > 0; rest /= h.shape[d]) index[d] = rest % h.shape[d];
+        refuse_value(path, index, out.data()[k], not_finite);
+      }
+      return out;
+    }
+  }
+  std::vector<std::size_t> index(rank, 0), stride(rank, 1);
+  for (std::size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * h.shape[d];
+  std::size_t at = 0;  // row-major offset of `index`
+  std::vector<S> block(std::min<std::size_t>(n, std::size_t(1) << 16));
+  for (std::size_t done = 0; done < n;) {
+    const std::size_t m = std::min(block.size(), n - done);
+    read_exactly(block.data(), m * sizeof(S));
+    for (std::size_t j = 0; j < m; ++j, ++done) {
+      const S& v = block[j];
+      if (!finite_value(v)) refuse_value(path, index, v, not_finite);
+      const T t = value_as<T>(v);
+      if (!finite_value(t)) refuse_value(path, index, v, std::string("it does not fit in ") + to_string(dtype_of<T>()));
+      out.data()[at] = t;
+      // The next index in file order: the last one fastest in C order, the first in Fortran.
+      for (std::size_t step = 0; step < rank; ++step) {
+        const std::size_t d = h.fortran_order ? step : rank - 1 - step;
+        at += stride[d];
+        if (++index[d] < h.shape[d]) break;
+        at -= stride[d] * h.shape[d];
+        index[d] = 0;
+      }
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+npy_array read_npy(const std::string& path, std::optional<dtype> as) {
+  const npy_info h = read_npy_info(path, as);
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(std::streamoff(h.data_offset));
+  if (!in) throw file_error(path, 0, "cannot be opened for reading");
   npy_array result;
-  result.type = *type;
+  result.type = as.value_or(h.type);
   result.shape = h.shape;
   try {
-    with_dtype(*type, [&](auto zero) {
-      using T = decltype(zero);
-      // The data is read straight into an array of the file's order (native byte order, checked
-      // above); assigning a Fortran-order one to a row-major xarray reorders it.
-      auto read_into = [&](auto& a) {
-        in.read(reinterpret_cast<char*>(a.data()), std::streamsize(bytes));
-        if (std::uint64_t(in.gcount()) != bytes) throw file_error(path, 0, "cannot read the data (I/O error)");
-      };
-      if (h.fortran_order) {
-        auto f = xt::xarray<T, xt::layout_type::column_major>::from_shape(h.shape);
-        read_into(f);
-        result.data = xt::xarray<T>(f);
-      } else {
-        auto c = xt::xarray<T>::from_shape(h.shape);
-        read_into(c);
-        result.data = std::move(c);
-      }
+    with_dtype(h.type, [&](auto file_zero) {
+      using S = decltype(file_zero);
+      with_dtype(result.type, [&](auto zero) {
+        using T = decltype(zero);
+        if constexpr (is_complex_v<S> && !is_complex_v<T>) {
+          throw file_error(path, 0, "internal error: complex values read as real");  // refused by read_npy_info
+        } else {
+          result.data = read_values<T, S>(in, h, path);
+        }
+      });
     });
   } catch (const file_error&) {
     throw;

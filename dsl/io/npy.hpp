@@ -8,6 +8,8 @@
 // check. The header is parsed in full and every check happens before the array is allocated.
 #include <complex>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -25,10 +27,25 @@ struct npy_array {
   std::variant<xt::xarray<float>, xt::xarray<double>, xt::xarray<std::complex<float>>, xt::xarray<std::complex<double>>> data;
 };
 
+// What an npy file holds, from its header alone: read and checked before any data, so a caller
+// can compare the shape with what it needs before the values are read.
+struct npy_info {
+  dtype type = dtype::float64;  // the file's
+  std::vector<std::size_t> shape;
+  bool fortran_order = false;
+  std::uint64_t data_offset = 0, data_bytes = 0;
+};
+
 // Accepted dtypes: '<f4' '<f8' '<c8' '<c16' ('=' or '|' byte order too: native, little endian here).
-// file_error (line 0) when the file is missing or unreadable, is not an npy file, has a malformed
-// header, another dtype (named, with the accepted list), or less data than its shape needs.
-npy_array read_npy(const std::string& path);
+// file_error (line 0) when the file is missing, not a regular file, unreadable, not an npy file,
+// has a malformed header, another dtype (named, with the accepted list), or less data than its
+// shape needs; with `as`, also when the values are complex and `as` is real.
+npy_info read_npy_info(const std::string& path, std::optional<dtype> as = std::nullopt);
+
+// The header's checks, then the values, held once: read straight into the array (or in blocks
+// when they are converted to `as`, or reordered from Fortran order). A value that is nan or
+// infinite, or that overflows `as`, is a file_error naming its index and the value.
+npy_array read_npy(const std::string& path, std::optional<dtype> as = std::nullopt);
 
 // The values as T: real -> complex and double -> float are fine; complex -> real is a file_error
 // (`name` is the file, for the message).

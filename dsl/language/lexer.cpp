@@ -33,17 +33,23 @@ public:
 
   std::vector<token> run() {
     std::vector<token> out;
+    // A newline outside parentheses ends the statement unless the next line with content starts
+    // with '.': the separator waits for the next token to decide, so each character is looked at
+    // once (a look-ahead at every newline would rescan runs of blank and comment lines).
+    bool pending = false;
+    source_range pending_at;
     while (true) {
       skip_blanks_and_comments();
       if (m_i >= m_s.size()) break;
       const char c = m_s[m_i];
       if (c == '\n') {
-        const source_range at = here(1);
+        if (m_depth == 0 && !pending) { pending = true; pending_at = here(1); }
         advance();
-        // Inside parentheses, or when the next line continues with '.', a newline is a blank.
-        if (m_depth > 0 || next_line_continues()) continue;
-        push_separator(out, at);
         continue;
+      }
+      if (pending) {
+        if (c != '.') push_separator(out, pending_at);
+        pending = false;
       }
       if (c == ';') { push_separator(out, here(1)); advance(); continue; }
       if (c == '(') { ++m_depth; out.push_back(simple(token_kind::lparen)); continue; }
@@ -57,6 +63,7 @@ public:
       if (name_start(c)) { out.push_back(name_token()); continue; }
       throw dsl_error(here(1), unexpected_character(c));
     }
+    if (pending) push_separator(out, pending_at);
     token e;
     e.kind = token_kind::end;
     e.where = here(1);
@@ -80,18 +87,6 @@ private:
       else if (c == '#') { while (m_i < m_s.size() && m_s[m_i] != '\n') advance(); }
       else break;
     }
-  }
-
-  // After a newline: does the next line with content start with '.'? (Looks ahead only.)
-  bool next_line_continues() const {
-    std::size_t j = m_i;
-    while (j < m_s.size()) {
-      const char c = m_s[j];
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\n') { ++j; continue; }
-      if (c == '#') { while (j < m_s.size() && m_s[j] != '\n') ++j; continue; }
-      return c == '.';
-    }
-    return false;
   }
 
   static void push_separator(std::vector<token>& out, source_range at) {

@@ -179,7 +179,7 @@ class ExitCodesAndErrors(Base):
         self.fails(2, "run", "kron(mass(8,3)).solve(ones())", "--bogus")
         self.assertIn("--set n", self.fails(2, "run", "kron(mass($n,3)).solve(ones())", "--set", "n=abc").stderr)
         self.assertIn("--sweep", self.fails(2, "bench", "kron(mass($n,3)).solve(ones())", "--sweep", "n=8:4:x2").stderr)
-        self.assertIn("cannot open", self.fails(2, "run", "-f", "missing.kx").stderr)
+        self.assertIn("\"missing.kx\": no such file", self.fails(2, "run", "-f", "missing.kx").stderr)
 
     def test_program_errors_exit_2_with_caret(self):
         r = self.fails(2, "run", "Mass = mass(8, 3)\nkron(Mass, Mas).solve(ones())")
@@ -329,6 +329,154 @@ class ExplainAndBench(Base):
                        env={"KRONEX_PYTHON": self.path("no-such-python")})
         self.assertIn("plotting failed: cannot start %s (No such file or directory)" % self.path("no-such-python"),
                       r.stderr)
+
+
+ASAN = "ASAN_OPTIONS" in os.environ  # AddressSanitizer reserves terabytes of address space
+
+
+def limited(megabytes, timeout=120):
+    """run() options for a child under an address-space limit (a regression fails instead of
+    swapping) and a generous time limit (a regression fails instead of hanging). One BLAS
+    thread: OpenBLAS hangs at exit when it cannot start its threads."""
+    import resource
+
+    def limit():
+        if not ASAN:
+            resource.setrlimit(resource.RLIMIT_AS, (megabytes << 20, megabytes << 20))
+    return {"preexec_fn": limit, "timeout": timeout,
+            "env": {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}}
+
+
+class Hardening(Base):
+    """Inputs that once crashed, hung, swapped or took minutes: each is refused or handled in
+    bounded memory and time, exit 2 with a message naming the problem."""
+
+    def run_limited(self, megabytes, *args, timeout=120):
+        return subprocess.run([KRONEX, *args], cwd=self.dir, capture_output=True, text=True,
+                              **limited(megabytes, timeout))
+
+    def assert_exit(self, r, code, *needles):
+        self.assertEqual(r.returncode, code, msg="stdout:\n%s\nstderr:\n%s" % (r.stdout[-2000:], r.stderr[-2000:]))
+        for n in needles:
+            self.assertIn(n, r.stderr)
+
+    def write(self, name, text):
+        with open(self.path(name), "w") as f:
+            f.write(text)
+
+    def test_rebinding_a_name_many_times_meets_a_limit(self):
+        # Each line nests the value one level deeper, with no nesting in the text: this crashed
+        # the evaluator's and the values' recursion (exit 139) before any limit was met.
+        self.write("apply.kx", "K = kron(mass(8, 1))\ny = ones()\n" + "y = K.apply(y)\n" * 200000 + "y\n")
+        r = self.run_limited(2048, "explain", "-f", "apply.kx")
+        self.assert_exit(r, 2, "apply.kx:4099:5: error: too many stages", "the limit is 4096")
+        self.write("transpose.kx", "K = kron(mass(8, 1))\n" + "K = K.transpose()\n" * 300000 + "K.solve(ones())\n")
+        r = self.run_limited(2048, "explain", "-f", "transpose.kx")
+        self.assert_exit(r, 2, "transpose.kx:258:7: error: too many methods on one operator", "the limit is 256")
+        # The text itself is bounded.
+        big = "# " + "x" * (8 << 20) + "\n"
+        r = subprocess.run([KRONEX, "explain", "-f", "-"], input=big, cwd=self.dir, capture_output=True, text=True,
+                           **limited(2048))
+        self.assert_exit(r, 2, "the program in <stdin> is longer than the limit of 8388608 bytes")
+
+    def test_long_runs_of_comment_lines_and_long_names_take_linear_time(self):
+        # Quadratic before: every newline scanned ahead for a '.' continuation (200000 comment
+        # lines took 39 s), and "did you mean" compared two long names in full (14 s at 100000
+        # characters). The time limit is generous: either is a fraction of a second now.
+        self.write("comments.kx", "K = kron(mass(8, 1))\nK\n" + "# c\n" * 400000 + ".solve(ones())\n")
+        r = self.run_limited(2048, "explain", "-f", "comments.kx", timeout=60)
+        self.assert_exit(r, 0)
+        self.assertIn("plan inverse(kron(f0))", r.stdout)
+        name = "a" * 300000
+        self.write("names.kx", name + " = mass(8, 1)\nkron(" + name[1:] + "b).solve(ones())\n")
+        r = self.run_limited(2048, "explain", "-f", "names.kx", timeout=60)
+        self.assert_exit(r, 2, "names.kx:2:6: error: unknown name")
+        self.assertNotIn("did you mean", r.stderr)
+
+    def test_sweeps_are_bounded_and_checked(self):
+        program = "kron(mass($n, 1), mass($m, 1)).solve(ones())"
+        r = self.fails(2, "bench", program, "--sweep", "n=1:1000:+1", "--sweep", "m=2,3")
+        self.assertIn("the sweeps give 1000 (n) x 2 (m) = 2000 points, more than the limit of 1000", r.stderr)
+        r = self.fails(2, "bench", program, "--sweep", "n=2,3", "--sweep", "n=4", "--set", "m=2")
+        self.assertIn("--sweep n is given twice", r.stderr)
+        r = self.fails(2, "bench", program, "--sweep", "n=2,3", "--set", "n=4", "--set", "m=2")
+        self.assertIn("parameter n is given by both --set and --sweep", r.stderr)
+        r = self.fails(2, "run", program, "--set", "n=2", "--set", "m=2", "--set", "n=3")
+        self.assertIn("--set n is given twice", r.stderr)
+
+    @unittest.skipIf(ASAN, "an address-space limit needs a build without AddressSanitizer")
+    def test_bench_holds_one_point_at_a_time(self):
+        # Each point reads the 32 MiB operand again: 24 points kept until timing started needed
+        # 736 MiB more than one at a time. One at a time fits in about 1.05 GiB (the host's
+        # bandwidth probe alone takes 768 MiB).
+        np.save(self.path("b.npy"), np.ones((64, 64, 1024)))
+        r = self.run_limited(1280, "bench", "kron(mass(64, $d), mass(64, 3), mass(1024, 1)).solve(npy(\"b.npy\"))",
+                             "--sweep", "d=1:24:+1", "--reps", "1", "--warmup", "0", "--no-plan", timeout=300)
+        self.assert_exit(r, 0)
+        self.assertEqual(len([l for l in r.stdout.splitlines() if l.startswith("d=")]), 24)
+
+    def test_npy_header_is_checked_before_the_data_is_read(self):
+        # A 2 GiB file (sparse: never written) meant for another operator: refused from its header
+        # in a few megabytes, where reading it first needed twice its size.
+        import numpy.lib.format as fmt
+        with open(self.path("big.npy"), "wb") as f:
+            fmt.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False, "shape": (1 << 28,)})
+            f.truncate(f.tell() + (8 << 28))
+        r = self.run_limited(512, "explain", 'kron(mass(8, 1)).solve(npy("big.npy"))')
+        self.assert_exit(r, 2, "shape mismatch: kron(mass(8, 1)) has sizes (8,) but npy(\"big.npy\") has shape (268435456,)")
+        r = self.run_limited(512, "explain", 'kron(npy("big.npy"), mass(4, 1)).solve(ones())')
+        self.assert_exit(r, 2, "a dense factor must be a square, non-empty 2D array")
+
+    def test_non_finite_values_in_files_are_input_errors(self):
+        b = np.ones((4, 3))
+        b[2, 1] = np.nan
+        np.save(self.path("b.npy"), b)
+        r = self.fails(2, "run", 'kron(mass(4, 1), mass(3, 1)).solve(npy("b.npy"))')
+        self.assertIn('cannot use "b.npy": the value at index (2, 1) is nan: values must be finite', r.stderr)
+        r = self.fails(2, "run", 'kron(mass(4, 1, float32), mass(3, 1, float32)).solve(npy("b.npy", float32))')
+        self.assertIn("index (2, 1) is nan", r.stderr)
+        A = np.eye(3)
+        A[0, 2] = -np.inf
+        np.save(self.path("A.npy"), np.asfortranarray(A))
+        r = self.fails(2, "run", 'kron(npy("A.npy")).solve(ones())')
+        self.assertIn('cannot use "A.npy": the value at index (0, 2) is -inf', r.stderr)
+        self.write("A.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 2 nan\n")
+        r = self.fails(2, "run", 'kron(mtx("A.mtx")).solve(ones())')
+        self.assertIn('"A.mtx", line 4: value \'nan\' is not a finite number', r.stderr)
+
+    def test_non_regular_files_are_refused(self):
+        # A FIFO blocked the open forever; the time limit turns a regression into a failure.
+        os.mkfifo(self.path("fifo"))
+        for program, what in (('kron(mass(4, 1)).solve(npy("fifo"))', "an npy file"),
+                              ('kron(mtx("fifo")).solve(ones())', "a Matrix Market file")):
+            r = self.run_limited(2048, "explain", program, timeout=60)
+            self.assert_exit(r, 2, '"fifo": is a FIFO, not %s (kronex reads regular files only)' % what)
+        r = self.run_limited(2048, "explain", "-f", "fifo", timeout=60)
+        self.assert_exit(r, 2, 'cannot read the program file "fifo": is a FIFO, not a program file')
+        os.mkdir(self.path("dir"))
+        r = self.fails(2, "explain", "-f", "dir")
+        self.assertIn('"dir": is a directory, not a program file', r.stderr)
+        # Standard input stays available as '-'.
+        self.ok("explain", "-f", "-", stdin="kron(mass(8, 1)).solve(ones())")
+
+    def test_empty_file_names_are_refused(self):
+        program = "kron(mass(8, 1)).solve(ones())"
+        self.assertIn("--out: empty file name", self.fails(2, "run", program, "--out", "").stderr)
+        self.assertIn("--json: empty file name", self.fails(2, "bench", program, "--json", "").stderr)
+        self.assertIn("--plot: empty file name", self.fails(2, "bench", program, "--plot", "").stderr)
+        self.assertIn("-f: empty file name", self.fails(2, "run", "-f", "").stderr)
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_long_lines_in_matrix_market_files_name_the_line_and_the_limit(self):
+        with open(self.path("long.mtx"), "w") as f:
+            f.write("%%MatrixMarket matrix coordinate real general\n% " + "x" * (2 << 20) + "\n1 1 1\n1 1 1.0\n")
+        r = self.fails(2, "explain", 'kron(mtx("long.mtx")).solve(ones())')
+        self.assertIn('"long.mtx", line 2: the line is longer than the limit of 1048576 bytes', r.stderr)
+
+    def test_matrix_market_indices_may_have_a_leading_plus(self):
+        self.write("p.mtx", "%%MatrixMarket matrix coordinate real general\n+2 +2 +2\n+1 +1 +2.0\n+2 2 4.0\n")
+        r = self.ok("run", 'kron(mtx("p.mtx")).solve(ones())', "--out", "x.npy")
+        self.assertEqual(np.load(self.path("x.npy")).tolist(), [0.5, 0.25])
 
 
 if __name__ == "__main__":

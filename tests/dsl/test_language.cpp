@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "eval/evaluator.hpp"
@@ -197,4 +198,77 @@ BOOST_AUTO_TEST_CASE(what_programs_evaluate_to) {
   // Parameters.
   auto q = evaluate("kron(mass($n, 3), mass($n, 2)).solve(ones())", {{"n", 12}});
   BOOST_TEST((q.shape == kronex::shape_t{12, 12}));
+}
+
+// Rebinding a name builds as deeply as nesting does, without deep text: the limits count what is
+// built (stages in a result chain, methods on an operator), and each is an error at the call
+// that would pass it, naming the limit.
+BOOST_AUTO_TEST_CASE(limits_count_what_is_built) {
+  using kronex::dsl::max_operator_methods;
+  using kronex::dsl::max_stages;
+  std::string chain = "K = kron(mass(8, 1))\ny = ones()\n";
+  for (std::size_t k = 0; k < max_stages; ++k) chain += "y = K.apply(y)\n";
+  const auto p = evaluate(chain + "y");
+  BOOST_TEST(p.stages.size() == max_stages);
+  check_error(chain + "y = K.solve(y)\ny", max_stages + 3, 5, 10,
+              "too many stages: y is already a chain of 4096 solves and applies, the limit is 4096");
+
+  std::string methods = "K = kron(mass(8, 1))\n";
+  for (std::size_t k = 0; k < max_operator_methods; ++k) methods += "K = K.transpose()\n";
+  const auto q = evaluate(methods + "K.solve(ones())");
+  BOOST_TEST(q.stages.at(0).op->methods.size() == max_operator_methods);
+  check_error(methods + "K = K.adjoint()\nK.solve(ones())", max_operator_methods + 2, 7, 7,
+              "too many methods on one operator: K.transpose() already has 256 (.transpose(), .adjoint(), .inverse()), "
+              "the limit is 256");
+}
+
+// Releasing a long chain of results must not recurse once per link (a million links would
+// overflow the stack): built here directly, past what the evaluator allows.
+BOOST_AUTO_TEST_CASE(a_long_result_chain_is_released_without_recursion) {
+  using kronex::dsl::result_value;
+  auto op = std::make_shared<const kronex::dsl::operator_value>();
+  std::shared_ptr<const result_value> chain;
+  for (std::size_t k = 0; k < 1000000; ++k) {
+    auto r = std::make_shared<result_value>();
+    r->op = op;
+    if (chain) r->operand = chain;
+    else r->operand = std::make_shared<const kronex::dsl::generated_tensor>();
+    chain = std::move(r);
+  }
+  std::weak_ptr<const result_value> last = chain;
+  chain.reset();
+  BOOST_TEST(last.expired());
+  // A link still used elsewhere is kept, with what it holds.
+  auto shared_inner = std::make_shared<result_value>();
+  shared_inner->op = op;
+  shared_inner->operand = std::make_shared<const kronex::dsl::generated_tensor>();
+  {
+    auto outer = std::make_shared<result_value>();
+    outer->op = op;
+    outer->operand = std::shared_ptr<const result_value>(shared_inner);
+  }
+  BOOST_TEST(shared_inner.use_count() == 1);
+  BOOST_TEST(std::holds_alternative<std::shared_ptr<const kronex::dsl::generated_tensor>>(shared_inner->operand));
+}
+
+// "Did you mean" is skipped for names longer than any sensible one: the edit distance costs the
+// product of the lengths (two 100000-character names took seconds).
+BOOST_AUTO_TEST_CASE(no_suggestion_for_very_long_names) {
+  const std::string defined(kronex::dsl::max_suggested_name + 1, 'a');
+  const std::string typo = defined.substr(1) + "b";
+  const caught c = error_of(defined + " = mass(8, 3)\nkron(" + typo + ").solve(ones())");
+  BOOST_TEST(c.message == "unknown name '" + typo + "'");
+  // Up to the limit, suggestions still come.
+  const std::string shorter(kronex::dsl::max_suggested_name, 'a');
+  const caught d = error_of(shorter + " = mass(8, 3)\nkron(" + shorter.substr(1) + "b).solve(ones())");
+  BOOST_TEST(d.message.find("did you mean '" + shorter + "'") != std::string::npos, d.message);
+}
+
+// Blank and comment lines between a statement and a '.' continuation are skipped, however many.
+BOOST_AUTO_TEST_CASE(continuation_after_many_blank_lines) {
+  std::string lines;
+  for (int k = 0; k < 1000; ++k) lines += k % 2 ? "# comment\n" : "\n";
+  const auto p = evaluate("K = kron(mass(8, 3))\nK" + lines + "  .solve(ones())" + lines);
+  BOOST_TEST(p.text == "K.solve(ones())");
+  check_error("K = kron(mass(8, 3))\nK" + lines + "K.solve(ones())", 2, 1, 1, "this expression's value is not used");
 }

@@ -9,10 +9,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <csignal>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/mpl/list.hpp>
@@ -20,6 +25,7 @@
 #include <xtensor/xnpy.hpp>
 
 #include "core/diagnostics.hpp"
+#include "io/atomic_file.hpp"
 #include "io/npy.hpp"
 
 #include "kronex_test_support.hpp"
@@ -356,4 +362,88 @@ BOOST_AUTO_TEST_CASE(failed_rename_removes_the_temporary_and_keeps_the_target) {
     BOOST_TEST(slurp(file) == before);
   }
   fs::permissions(s.dir, fs::perms::owner_all);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values and files the reader refuses, and reading in the file's order or with a conversion.
+
+// A nan or an infinity in a file is an input error naming the file, the index and the value: on
+// the straight read, on a converted read (float64 to float32) and on a Fortran-order one, whose
+// index is the same (row, column) as in C order.
+BOOST_AUTO_TEST_CASE(non_finite_values_are_refused_with_their_index) {
+  scratch s;
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::string c = s.write("c.npy", npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }",
+                                                   doubles({1, 2, 3, 4, nan, 6})));
+  expect_npy_error(c, "the value at index (1, 1) is nan: values must be finite (nan and inf are refused)");
+  kronex_test::expect_error<file_error>([&] { read_npy(c, dtype::float32); }, {"index (1, 1) is nan"});
+  // Column-major on disk: the 3rd stored value is (0, 1).
+  const std::string f = s.write("f.npy", npy_bytes("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }",
+                                                   doubles({1, 2, -inf, 4, 5, 6})));
+  expect_npy_error(f, "the value at index (0, 1) is -inf: values must be finite (nan and inf are refused)");
+  const std::string one = s.write("v.npy", npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
+                                                     doubles({1, inf, 3})));
+  expect_npy_error(one, "the value at index (1,) is inf: values must be finite (nan and inf are refused)");
+  // Finite in float64, infinite in float32.
+  const std::string big = s.write("big.npy", npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }",
+                                                       doubles({1, 1e300})));
+  kronex_test::expect_error<file_error>([&] { read_npy(big, dtype::float32); }, {"index (1,) is 1e+300: it does not fit in float32"});
+}
+
+// A converted or reordered read places every value where a plain read and convert<T> put it.
+BOOST_AUTO_TEST_CASE(converted_and_fortran_reads_match_convert) {
+  const npy_array c = read_npy(data("f64_2d.npy"));
+  const npy_array f32 = read_npy(data("f64_2d_fortran.npy"), dtype::float32);
+  BOOST_TEST((f32.type == dtype::float32));
+  BOOST_TEST(values<float>(f32) == convert<float>(c, "c"), boost::test_tools::per_element());
+  const npy_array z = read_npy(data("f64_2d_fortran.npy"), dtype::complex128);
+  BOOST_TEST(values<std::complex<double>>(z) == convert<std::complex<double>>(c, "c"), boost::test_tools::per_element());
+  kronex_test::expect_error<file_error>([&] { read_npy(data("c64_3d.npy"), dtype::float64); },
+                           {"has complex values (complex64); ask for complex64 or complex128"});
+}
+
+// The header alone: a file whose data would take gigabytes is described without reading it.
+BOOST_AUTO_TEST_CASE(header_is_read_without_the_data) {
+  scratch s;
+  const std::string p = s.write("big.npy", npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1024, 1048576), }", ""));
+  fs::resize_file(p, fs::file_size(p) + (std::uintmax_t(8) << 30));  // sparse: 8 GiB of zeros, never written
+  const npy_info h = read_npy_info(p);
+  BOOST_TEST(h.shape == shape_t({1024, 1048576}), boost::test_tools::per_element());
+  BOOST_TEST(h.data_bytes == std::uint64_t(8) << 30);
+  BOOST_TEST((h.type == dtype::float64));
+}
+
+// A FIFO would block the open until a writer comes; a device may never end.
+BOOST_AUTO_TEST_CASE(non_regular_files_are_refused) {
+  scratch s;
+  const std::string fifo = (s.dir / "f.npy").string();
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  expect_npy_error(fifo, "is a FIFO, not an npy file (kronex reads regular files only)");
+  expect_npy_error("/dev/zero", "is a device, not an npy file (kronex reads regular files only)");
+}
+
+// A write interrupted by SIGTERM or SIGINT leaves no temporary behind, and the process still dies
+// of the signal (its parent sees it killed, not exiting). Run in a child that signals itself in
+// the middle of the write.
+BOOST_AUTO_TEST_CASE(interrupted_write_removes_its_temporary) {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    scratch s;
+    const std::string target = (s.dir / "x.npy").string();
+    s.write("x.npy", "old");
+    const pid_t child = ::fork();
+    BOOST_REQUIRE(child >= 0);
+    if (child == 0) {
+      write_file_atomic(target, [&](std::ostream& out) {
+        out << "partial" << std::flush;
+        ::raise(sig);
+      });
+      ::_exit(0);  // not reached when the handler works
+    }
+    int status = 0;
+    BOOST_REQUIRE(::waitpid(child, &status, 0) == child);
+    BOOST_TEST(WIFSIGNALED(status));
+    BOOST_TEST(WTERMSIG(status) == sig);
+    BOOST_TEST(s.listing() == std::vector<std::string>{"x.npy"}, boost::test_tools::per_element());
+    BOOST_TEST(slurp(target) == "old");
+  }
 }

@@ -1,0 +1,29 @@
+#include "io/regular_file.hpp"
+
+#include <cerrno>
+#include <system_error>
+
+#include <sys/stat.h>
+
+#include "core/diagnostics.hpp"
+
+namespace kronex::dsl::io {
+
+void check_regular_file(const std::string& path, const std::string& what) {
+  struct stat st {};
+  // stat follows links, so a link to a regular file is fine; it never opens the file (opening a
+  // FIFO blocks until a writer comes).
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    throw file_error(path, 0, err == ENOENT ? std::string("no such file")
+                                            : "cannot be read (" + std::error_code(err, std::generic_category()).message() + ")");
+  }
+  if (S_ISDIR(st.st_mode)) throw file_error(path, 0, "is a directory, not " + what);
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                     : S_ISSOCK(st.st_mode) ? "a socket" : "a special file";
+    throw file_error(path, 0, std::string("is ") + kind + ", not " + what + " (kronex reads regular files only)");
+  }
+}
+
+} // namespace kronex::dsl::io
