@@ -115,6 +115,18 @@ void check_solves(const kronex::factor_view<T>& view, const xt::xtensor<T, 2>& a
   }
 }
 
+// The matrix the factors are of: A, or B = Q A Q^T (B(k, l) = A(order[k], order[l])) for a
+// folded band.
+template <class T>
+xt::xtensor<T, 2> factored_matrix(const xt::xtensor<T, 2>& a, const kronex::detail::lu_factors<T>& lu) {
+  xt::xtensor<T, 2> b = a;
+  const std::size_t n = lu.n;
+  if (!lu.order.empty())
+    for (std::size_t k = 0; k < n; ++k)
+      for (std::size_t c = 0; c < n; ++c) b(k, c) = a(lu.order[k], lu.order[c]);
+  return b;
+}
+
 } // namespace
 
 // Banded factors, clamped and periodic: the row program of every transpose equals ?gbtrs.
@@ -159,13 +171,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(factors_reconstruct_the_matrix, T, value_types) {
     const std::size_t n = s.n;
     BOOST_REQUIRE(lu.n == n && lu.lower.size() == n && lu.upper.size() == n && lu.diag.size() == n);
 
-    // A folded band's factors are those of B = Q A Q^T: B(k, l) = A(order[k], order[l]).
     const bool folded = !lu.order.empty();
     BOOST_TEST(folded == (s.bc == boundary::periodic && n > kronex::detail::fold_above), s.text());
-    xt::xtensor<T, 2> pa = a;
-    if (folded)
-      for (std::size_t k = 0; k < n; ++k)
-        for (std::size_t c = 0; c < n; ++c) pa(k, c) = a(lu.order[k], lu.order[c]);
+    xt::xtensor<T, 2> pa = factored_matrix(a, lu);
     for (auto [i, j] : lu.swaps)
       for (std::size_t c = 0; c < n; ++c) std::swap(pa(i, c), pa(j, c));
     xt::xtensor<T, 2> l = xt::eye<T>(n), u = xt::zeros<T>({n, n});
@@ -293,11 +301,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(vector_solves_of_the_estimate, T, value_types) {
     const auto banded = kronex_test::to_banded(a, s.kl, s.ku, s.bc);
     const auto lu = kronex::detail::factorize(kronex::make_view(banded), 0);
     const std::size_t n = s.n;
-    // The factors' matrix: A itself, or B = Q A Q^T when folded.
-    xt::xtensor<T, 2> b = a;
-    if (!lu.order.empty())
-      for (std::size_t k = 0; k < n; ++k)
-        for (std::size_t c = 0; c < n; ++c) b(k, c) = a(lu.order[k], lu.order[c]);
+    const xt::xtensor<T, 2> b = factored_matrix(a, lu);
     for (const bool adjoint : {false, true}) {
       std::vector<T> rhs(n);
       for (auto& v : rhs) v = kronex_test::random_value<T>();
