@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -522,6 +523,48 @@ BOOST_AUTO_TEST_CASE(operator_call_with_another_shape_or_grid) {
   auto xd = kronex::distributed_tensor<T, 2>::like(bd);
   solver(bd, xd);
   BOOST_TEST(block_error(xd, expected) <= 1e-12);
+}
+
+// A function_solver that throws during a run on the last rank only: every rank throws (that rank
+// the function's own exception, the others a kronex::error naming it) instead of the others
+// waiting forever in the next exchange; nobody is left inside a collective, so the operator
+// still works afterwards. Two exchanges follow the failing mode, on split and unsplit grids.
+BOOST_AUTO_TEST_CASE(run_errors_on_one_rank_are_collective) {
+  using T = double;
+  const int P = world_size(), rank = world_rank();
+  const auto A = band<T>(6, 1, 1, boundary::clamped);
+  const auto B = band<T>(5, 1, 1, boundary::clamped);
+  auto one = std::make_shared<kronex::host_operator<T, 1>>(
+      kronex::compile(kronex::kron(B).inverse(), std::array<std::size_t, 1>{5}));
+  auto fail = std::make_shared<bool>(false);
+  const kronex::function_solver<T> F(5, [one, fail, rank, P](T* x, std::size_t count) {
+    if (*fail && rank == P - 1) throw std::runtime_error("the user's function failed on purpose");
+    for (std::size_t c = 0; c < count; ++c) one->run(x + c * 5, x + c * 5);
+  });
+  const xt::xtensor<T, 3> b = random_tensor<T, 3>({6, 5, 4});
+  const auto C = band<T>(4, 1, 1, boundary::clamped);
+  const xt::xtensor<T, 3> expected = kronex::kron(A, B, C).solve(b);
+  for (const auto& grid : grids_for<3>(P)) {
+    BOOST_TEST_CONTEXT(grid_text(grid)) {
+      auto bd = distribute(b, grid);
+      auto solver = kronex::compile(kronex::kron(A, F, C).inverse(), bd);
+      auto xd = kronex::distributed_tensor<T, 3>::like(bd);
+      *fail = true;
+      int threw = 0;
+      try {
+        solver(bd, xd);
+      } catch (const std::runtime_error& e) {
+        const std::string what = e.what();
+        threw = 1;
+        if (rank == P - 1) BOOST_TEST(what == "the user's function failed on purpose");
+        else BOOST_TEST(what.find("failed on rank " + std::to_string(P - 1) + ": the user's function failed") != std::string::npos, what);
+      }
+      BOOST_TEST(sum_over_ranks(threw) == long(P));  // 24 lines along mode 1: every rank holds some
+      *fail = false;
+      solver(bd, xd);
+      BOOST_TEST(block_error(xd, expected) <= 1e-12);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(grid_entries_below_one) {

@@ -105,16 +105,23 @@ public:
   std::size_t exchanges() const noexcept { return exchange_count(m_phases); }
 
   // x = plan(b) on this rank's blocks (input layout, C order); x may equal b. Collective.
+  // Local work that throws on some ranks only (a function_solver's function, a device error)
+  // must not leave the others waiting in the next exchange: a rank whose local work failed skips
+  // the rest of it but still takes part in every exchange, and the ranks agree at the end of the
+  // run (one MPI_Allreduce), so every rank throws (deferred_failure). x is then unspecified.
   void run(const T* b, T* x) {
     const std::size_t last = m_work.size() - 1;
     const T* cur = b;
     std::size_t next_buffer = 0;
+    deferred_failure failure;
     for (std::size_t i = 0; i <= last; ++i) {
       phase_work& w = m_work[i];
       T* dst = i == last ? x : m_ranks.data(m_buffers[next_buffer]);
       if (i == 0) {
-        if (w.local) w.local->run(cur, dst);
-        else if (cur != dst) m_ranks.copy(w.block, w.block, cur, w.block, dst);
+        failure.run([&] {
+          if (w.local) w.local->run(cur, dst);
+          else if (cur != dst) m_ranks.copy(w.block, w.block, cur, w.block, dst);
+        });
       } else {
         const box& from = m_work[i - 1].block;
         if (w.comm == MPI_COMM_NULL) {
@@ -122,14 +129,15 @@ public:
         } else {
           exchange(w, from, cur, dst);
         }
-        if (w.local) w.local->run(dst, dst);
+        if (w.local) failure.run([&] { w.local->run(dst, dst); });
       }
       if (i != last) {
         cur = dst;
         next_buffer = 1 - next_buffer;
       }
     }
-    m_ranks.synchronize();
+    failure.run([&] { m_ranks.synchronize(); });
+    failure.agree(m_comm->get());
   }
 
 private:

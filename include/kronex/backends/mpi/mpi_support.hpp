@@ -4,6 +4,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -20,35 +21,56 @@ inline void check_mpi(int code, const char* call) {
   throw mpi_error(message("kronex: ", call, " failed: ", std::string(text, std::size_t(len)), " (", code, ")"));
 }
 
-// Runs f on every rank of comm; if it throws on any rank, every rank throws: the failing rank
-// its own exception, the others a kronex::error carrying the lowest failing rank's message. So
-// an error found on one rank never leaves the others waiting in a collective call.
+// The first exception thrown on this rank by the work run through it, kept until the ranks
+// agree: agree() is collective, and if any rank failed, every rank throws there: the failing
+// rank its own exception, the others a kronex::error carrying the lowest failing rank's
+// message. Costs one MPI_Allreduce of an int (and two broadcasts when something failed).
+class deferred_failure {
+public:
+  // Runs f unless an earlier call failed; an exception is kept, not thrown.
+  template <class F>
+  void run(F&& f) {
+    if (m_failure) return;
+    try {
+      f();
+    } catch (const std::exception& e) {
+      m_failure = std::current_exception();
+      m_text = e.what();
+    } catch (...) {
+      m_failure = std::current_exception();
+      m_text = "unknown exception";
+    }
+  }
+  bool failed() const noexcept { return bool(m_failure); }
+
+  void agree(MPI_Comm comm) {
+    int rank = 0, size = 1;
+    check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+    check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    const int mine = m_failure ? rank : size;
+    int first = size;
+    check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    if (first == size) return;
+    unsigned long length = m_text.size();
+    check_mpi(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG, first, comm), "MPI_Bcast");
+    m_text.resize(length);
+    check_mpi(MPI_Bcast(m_text.data(), int(length), MPI_CHAR, first, comm), "MPI_Bcast");
+    if (m_failure) std::rethrow_exception(m_failure);
+    throw error(message("kronex: failed on rank ", first, ": ", m_text));
+  }
+
+private:
+  std::exception_ptr m_failure;
+  std::string m_text;
+};
+
+// Runs f on every rank of comm; if it throws on any rank, every rank throws (deferred_failure).
+// So an error found on one rank never leaves the others waiting in a collective call.
 template <class F>
 void collective(MPI_Comm comm, F&& f) {
-  std::exception_ptr failure;
-  std::string text;
-  try {
-    f();
-  } catch (const std::exception& e) {
-    failure = std::current_exception();
-    text = e.what();
-  } catch (...) {
-    failure = std::current_exception();
-    text = "unknown exception";
-  }
-  int rank = 0, size = 1;
-  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  const int mine = failure ? rank : size;
-  int first = size;
-  check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  if (first == size) return;
-  unsigned long length = text.size();
-  check_mpi(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG, first, comm), "MPI_Bcast");
-  text.resize(length);
-  check_mpi(MPI_Bcast(text.data(), int(length), MPI_CHAR, first, comm), "MPI_Bcast");
-  if (failure) std::rethrow_exception(failure);
-  throw error(message("kronex: failed on rank ", first, ": ", text));
+  deferred_failure failure;
+  failure.run(std::forward<F>(f));
+  failure.agree(comm);
 }
 
 // A Cartesian communicator (not periodic, ranks not reordered) and the sub-communicators of
