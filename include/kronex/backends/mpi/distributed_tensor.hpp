@@ -72,8 +72,12 @@ public:
   using ranks_type = detail::host_ranks<T>;
   static constexpr std::size_t rank = D;
 
+  // The block is allocated inside the collective part: a rank that cannot allocate its block
+  // makes every rank throw (that rank std::bad_alloc, the others kronex::error).
   distributed_tensor(MPI_Comm comm, const shape_type& global, const grid_type& grid)
-      : detail::distribution<D>(comm, global, grid), m_local(xt::xtensor<T, D>::from_shape(this->local_shape())) {}
+      : detail::distribution<D>(comm, global, grid) {
+    detail::collective(this->comm(), [&] { m_local = xt::xtensor<T, D>::from_shape(this->local_shape()); });
+  }
 
   // A tensor with the same global shape, grid and communicator (not collective: it shares the
   // communicator); its block is uninitialised.
