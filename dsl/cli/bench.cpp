@@ -44,6 +44,7 @@ struct bench_options {
   const CLI::Option* plot_option = nullptr;
   std::vector<std::string> sweeps;
   bool plans = true;
+  double min_rcond = -1;
 };
 
 // "n=32:256:x2" (geometric), "n=32:256:+32" (arithmetic) or "n=32,64,100" (a list).
@@ -207,7 +208,8 @@ void bench(const bench_options& o) {
   std::map<std::string, double> bandwidth;
   std::vector<std::pair<std::size_t, row>> rows;  // (backend index, row): shown backend by backend
   for (std::size_t i = 0; i < all.size(); ++i) {
-    const dsl::evaluated_program program = evaluate(src, all[i]);
+    dsl::evaluated_program program = evaluate(src, all[i]);
+    program.options.min_rcond = o.min_rcond;
     check_parameters_used(program, all[i]);
     if (!program.runnable()) {
       throw rendered_error(dsl::dsl_error(program.where, "the program ends with an operator: bench times "
@@ -327,6 +329,7 @@ void register_bench(CLI::App& app) {
   o->plot_option = cmd->add_option("--plot", o->plot, "Draw time and GDOF/s against size into this file (.svg, .png or .pdf; "
                                      "python3 with matplotlib)");
   cmd->add_flag("!--no-plan", o->plans, "Do not print the plans");
+  add_min_rcond_option(*cmd, o->min_rcond);
   cmd->footer(R"(Examples:
   kronex bench 'kron(mass(128, 3), mass(128, 3, periodic), mass(128, 3)).solve(random(1))'
   kronex bench 'kron(mass($n, 3), mass($n, 3), mass($n, 3)).solve(random(1))' --sweep n=32:256:x2 \

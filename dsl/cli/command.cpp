@@ -17,6 +17,13 @@ void add_source_options(CLI::App& cmd, source_options& o) {
       ->type_name("NAME=VALUE");
 }
 
+void add_min_rcond_option(CLI::App& cmd, double& min_rcond) {
+  cmd.add_option("--min-rcond", min_rcond,
+                 "Refuse a solved factor whose reciprocal condition estimate is below this (default: n eps of the "
+                 "value type; 0 accepts any nonzero pivot)")
+      ->check(CLI::Range(0.0, 1.0));
+}
+
 void add_backend_option(CLI::App& cmd, std::string& backend, bool allow_all) {
   std::vector<std::string> names{"host", "device"};
   if (allow_all) names.push_back("all");

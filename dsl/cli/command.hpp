@@ -39,6 +39,9 @@ struct loaded_source {
 void add_source_options(CLI::App& cmd, source_options& o);
 // Adds --backend (host, device, and `all` when allowed), default host.
 void add_backend_option(CLI::App& cmd, std::string& backend, bool allow_all);
+// Adds --min-rcond (compile_options::min_rcond: the singularity threshold; negative, the
+// default, is n eps of the value type).
+void add_min_rcond_option(CLI::App& cmd, double& min_rcond);
 loaded_source load_source(const source_options& o);
 dsl::parameters parse_assignments(const std::vector<std::string>& assignments);
 

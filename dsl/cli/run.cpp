@@ -18,13 +18,15 @@ struct run_options {
   std::string out;
   const CLI::Option* out_option = nullptr;
   bool check = false;
+  double min_rcond = -1;
 };
 
 void run(const run_options& o) {
   check_output_path(o.out, *o.out_option);
   const loaded_source src = load_source(o.source);
   const dsl::parameters params = parse_assignments(o.source.assignments);
-  const auto program = evaluate(src, params);
+  auto program = evaluate(src, params);
+  program.options.min_rcond = o.min_rcond;
   check_parameters_used(program, params);
   if (!program.runnable()) {
     throw rendered_error(dsl::dsl_error(program.where, "the program ends with an operator, which can be explained "
@@ -61,6 +63,7 @@ void register_run(CLI::App& app) {
   o->out_option = cmd->add_option("--out", o->out, "Write the result to this .npy file (via a temporary file and a rename: "
                                    "never a partial file)");
   cmd->add_flag("--check", o->check, "Print the relative residual ||K x - b|| / ||b||, computed with apply");
+  add_min_rcond_option(*cmd, o->min_rcond);
   cmd->footer(R"(Examples:
   kronex run 'kron(mass(64, 3), mass(64, 3, periodic)).solve(npy("b.npy"))' --out x.npy --check
   kronex run -f problem.kx --backend device --set n=96)");

@@ -11,6 +11,8 @@
 #include <variant>
 #include <vector>
 
+#include <kronex/core/options.hpp>
+
 #include "eval/values.hpp"
 #include "language/ast.hpp"
 
@@ -45,6 +47,7 @@ struct evaluated_program {
   std::variant<std::monostate, std::shared_ptr<const array_value>, std::shared_ptr<const generated_tensor>> operand;
   std::vector<stage> stages;
   std::shared_ptr<const operator_value> bare_operator;  // set when the program ends with an operator
+  compile_options options;  // how the stages are compiled (the command's --min-rcond)
   source_range where;                                   // the last statement's value
   std::string text;
   std::set<std::string> used_parameters;                // the $names the program read

@@ -56,14 +56,14 @@ E replay(const E& e, const std::vector<op_method>& methods) {
 
 // kronex::compile of `K.solve(b)` or `K.apply(b)`: what the C++ API evaluates for that result.
 template <class T, std::size_t D, class Tensor>
-auto compile_stage(const std::vector<any_factor<T>>& f, const stage& s, const Tensor& b) {
+auto compile_stage(const std::vector<any_factor<T>>& f, const stage& s, const Tensor& b, const compile_options& o) {
   const auto K = replay(kron_of<T>(f, std::make_index_sequence<D>{}), s.op->methods);
   if (s.what == result_value::kind::solve) {
     auto r = K.solve(b);
-    return kronex::compile(r.op(), r.operand());
+    return kronex::compile(r.op(), r.operand(), o);
   }
   auto r = K.apply(b);
-  return kronex::compile(r.op(), r.operand());
+  return kronex::compile(r.op(), r.operand(), o);
 }
 
 // kronex::explain_plan of the same result, from the shape alone (`like` stands for an operand of
@@ -123,7 +123,7 @@ public:
       m_factors.push_back(factors_as<T>(*s.op));
       try {
         if (allocate) {
-          m_ops.push_back(compile_stage<T, D>(m_factors.back(), s, m_b));
+          m_ops.push_back(compile_stage<T, D>(m_factors.back(), s, m_b, p.options));
           m_plans.push_back(m_ops.back().plan());
         } else {
           m_plans.push_back(explain_stage<T, D>(m_factors.back(), s, Backend::template explain_like<T, D>(shape)));

@@ -6,7 +6,9 @@ nlohmann::json to_json(const plan_description& p) {
   using nlohmann::json;
   json setup = json::array();
   for (const auto& f : p.setup) {
-    setup.push_back({{"mode", f.mode}, {"factor", f.factor}, {"method", f.method}, {"result", f.result}});
+    json entry = {{"mode", f.mode}, {"factor", f.factor}, {"method", f.method}, {"result", f.result}};
+    if (f.rcond >= 0) entry["rcond"] = f.rcond;
+    setup.push_back(std::move(entry));
   }
   json steps = json::array();
   for (const step& st : p.steps) {

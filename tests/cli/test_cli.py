@@ -194,6 +194,19 @@ class ExitCodesAndErrors(Base):
         self.assertIn('"bad.mtx", line 4', r.stderr)
         self.assertIn("\n   |      ^" + "~" * 13 + "\n", r.stderr)  # under the 14 characters of mtx("bad.mtx")
 
+    def test_min_rcond_sets_the_singularity_threshold(self):
+        # mass(8, 3) has a reciprocal condition estimate of about 0.03: accepted by default (8 eps)
+        # and below 0.01, refused above it, with the estimate and the threshold in the message.
+        program = "kron(mass(8, 3)).solve(ones())"
+        self.ok("run", program)
+        self.ok("run", program, "--min-rcond", "0.01")
+        r = self.fails(2, "run", program, "--min-rcond", "0.5")
+        self.assertIn("singular factor mass(8, 3) (mode 0", r.stderr)
+        self.assertIn("below the threshold 0.5 (compile_options::min_rcond)", r.stderr)
+        r = self.fails(2, "bench", program, "--min-rcond", "0.5", "--reps", "1")
+        self.assertIn("below the threshold 0.5", r.stderr)
+        self.fails(2, "run", program, "--min-rcond", "2")  # outside [0, 1]
+
     def test_singular_factor_points_at_the_factor(self):
         r = self.fails(2, "run", "P = laplacian(6, periodic)\nkron(mass(8, 3), P).solve(ones())")
         self.assertIn("<expression>:1:5: error: singular factor laplacian(6, periodic) (mode 1, LAPACK info", r.stderr)

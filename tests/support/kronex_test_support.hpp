@@ -26,6 +26,18 @@
 namespace kronex_test {
 
 // One seed per test process: from KRONEX_TEST_SEED if set, else from the clock; always printed.
+// A printed plan without its condition estimates ("  rcond=..." after a factored factor's setup):
+// what explain(), which factors nothing, prints for the same plan.
+inline std::string without_rcond(std::string text) {
+  const std::string key = "  rcond=";
+  for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at)) {
+    std::size_t end = at + key.size();
+    while (end < text.size() && text[end] != ' ' && text[end] != '\n') ++end;
+    text.erase(at, end - at);
+  }
+  return text;
+}
+
 inline std::uint64_t seed() {
   static const std::uint64_t s = [] {
     const char* env = std::getenv("KRONEX_TEST_SEED");

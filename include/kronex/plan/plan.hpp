@@ -19,6 +19,7 @@ struct factor_setup {
   std::string factor;   // e.g. "banded n=64 kl=3 ku=3 clamped"
   std::string method;   // e.g. "gbtrf kl=3 ku=3", "getrf", "skipped", "scale"
   std::string result;   // e.g. "L nnz=189 U nnz=253 swaps=0"
+  double rcond = -1;    // a solved factor's reciprocal condition estimate, once factored (else -1)
 };
 
 struct plan_description {
@@ -57,6 +58,14 @@ inline std::string format_count(double v) {
   else os << v;
   return os.str();
 }
+// Two significant digits: what the estimate is good for, and stable across machines' rounding.
+inline std::string format_rcond(double v) {
+  std::ostringstream os;
+  os.imbue(std::locale::classic());
+  os.precision(2);
+  os << v;
+  return os.str();
+}
 } // namespace detail
 
 // Printed in the classic locale whatever the stream's, so plans compare equal everywhere.
@@ -69,6 +78,7 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
   for (const auto& f : p.setup) {
     os << "    f" << f.mode << "  " << f.factor << "  " << f.method;
     if (!f.result.empty()) os << "  " << f.result;
+    if (f.rcond >= 0) os << "  rcond=" << detail::format_rcond(f.rcond);
     os << "\n";
   }
   os << "  steps\n";

@@ -305,6 +305,7 @@ private:
     const std::size_t n = d.factors[st.mode].n;
     const shape_t line = line_shape(m_shape, st.mode);
     host_plan<T> host(single_mode(d, st.mode, line), line);
+    m_desc.setup[st.mode].rcond = host.description().setup[st.mode].rcond;  // a solve's; -1 for an apply
     std::vector<T> column_major(n * n, T(0));
     for (std::size_t j = 0; j < n; ++j) {
       T* column = column_major.data() + j * n;

@@ -266,6 +266,7 @@ private:
     const lu_factors<T> lu = factorize(f, st.mode, d.options);
     m_desc.setup[st.mode].result =
         message("L nnz=", lu.nnz_lower(), " U nnz=", lu.nnz_upper(), " swaps=", lu.swaps.size());
+    m_desc.setup[st.mode].rcond = lu.rcond;
     add_program(solve_program(lu, st.trans), st);
   }
 

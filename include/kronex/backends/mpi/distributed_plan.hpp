@@ -235,6 +235,7 @@ private:
         if (here || (ph.scales && m_diagonal[k])) {
           m_desc.setup[k].method = l.setup[k].method;
           m_desc.setup[k].result = message(l.setup[k].result, l.setup[k].result.empty() ? "" : "  ", "(phase ", i, ")");
+          m_desc.setup[k].rcond = l.setup[k].rcond;
         }
       }
     }
