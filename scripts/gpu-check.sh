@@ -177,7 +177,10 @@ if [ "$configure_status" = ok ]; then
   # The CUDA tests are the *_cuda targets; ctest names each test after its target.
   mapfile -t cuda_tests < <(ctest --test-dir "$build" -N -L cuda 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: *\([^ ]*\).*/\1/p')
   say "CUDA test targets: ${cuda_tests[*]:-none}"
-  ninja -C "$build" -t targets all 2>/dev/null | grep -q '^kronex_cli_cuda:' && cli_target=(kronex_cli_cuda)
+  # The list first, then grep: piped into grep -q, ninja could die of SIGPIPE and, with pipefail,
+  # make the test fail although the target exists.
+  all_targets=$(ninja -C "$build" -t targets all 2>/dev/null)
+  grep -q '^kronex_cli_cuda:' <<<"$all_targets" && cli_target=(kronex_cli_cuda)
   run_phase "build (${#cuda_tests[@]} CUDA tests + bench_device_solve_cuda ${cli_target[*]}, -j$jobs)" "$build_limit" "$logs/build.log" \
     ninja -C "$build" -j "$jobs" "${cuda_tests[@]}" bench_device_solve_cuda "${cli_target[@]}"
   if [ "$phase_rc" -eq 0 ]; then build_status="ok"; else build_status="FAILED (exit $phase_rc)"; fi
