@@ -311,7 +311,7 @@ void run_type(const options& o, const char* type, std::vector<row>& rows, csv_fi
         std::sort(step_runs[i].begin(), step_runs[i].end());
         const double t = step_runs[i][1];
         const kronex::step_base& info = kronex::step_info(steps[i]);
-        const bool gemm = std::holds_alternative<kronex::gemm_step>(steps[i]) && info.mode < 3;
+        const bool gemm = std::holds_alternative<kronex::gemm_step>(steps[i]);
         std::printf("    step %zu  mode %zu  %-22s %9.3f ms %8.3f TFLOP/s %8.1f GB/s", i, info.mode,
                     kronex::step_method(steps[i]).c_str(), t * 1e3, info.flops / t * 1e-12, info.bytes / t * 1e-9);
         if (gemm) std::printf("   its GEMM %9.3f ms   vs GEMM %6.3f", gemm_s[info.mode] * 1e3, gemm_s[info.mode] / t);

@@ -29,6 +29,14 @@ struct target_value_type<E, Like, std::enable_if_t<has_backend<Like>::value>> {
   using type = typename backend_traits<Like>::template value_type<E>;
   static_assert(check_backend<Like, type, E::rank>());
 };
+
+// The expression's description in value type T, compiled with `options`.
+template <class T, class E>
+operator_desc<T> describe_with(const E& expr, const compile_options& options) {
+  operator_desc<T> d = expr.template describe<T>();
+  d.options = options;
+  return d;
+}
 } // namespace detail
 
 // With options (compile_options: the singularity threshold, a check of the factors for NaN
@@ -37,8 +45,7 @@ template <class... C, class Like>
 auto compile(const kron_expr<C...>& expr, const Like& like, const compile_options& options) {
   using E = kron_expr<C...>;
   using T = typename detail::target_value_type<E, Like>::type;
-  operator_desc<T> d = expr.template describe<T>();
-  d.options = options;
+  const operator_desc<T> d = detail::describe_with<T>(expr, options);
   if constexpr (detail::has_backend<Like>::value)
     return backend_traits<Like>::template compile<T, E::rank>(d, like);
   else
@@ -58,8 +65,7 @@ template <class... C, class Like>
 plan_description explain_plan(const kron_expr<C...>& expr, const Like& like, const compile_options& options = {}) {
   using E = kron_expr<C...>;
   using T = typename detail::target_value_type<E, Like>::type;
-  operator_desc<T> d = expr.template describe<T>();
-  d.options = options;
+  const operator_desc<T> d = detail::describe_with<T>(expr, options);
   if constexpr (detail::has_backend<Like>::value)
     return backend_traits<Like>::template explain<T, E::rank>(d, like);
   else

@@ -1,6 +1,6 @@
 #pragma once
 // Thin typed wrappers over LAPACK's band and general LU (?gbtrf/?gbtrs/?getrf) and their
-// 1-norm condition estimates (?gbcon/?gecon). They return
+// condition estimates (?gecon, and the ?lacn2 estimator driven by kronex's own solves). They return
 // LAPACK's info; callers decide what a nonzero info means (singular factor vs. kronex bug).
 #include <complex>
 #include <type_traits>
@@ -63,39 +63,6 @@ inline int_t getrf(int_t n, std::complex<float>* a, int_t lda, int_t* ipiv) {
 }
 inline int_t getrf(int_t n, std::complex<double>* a, int_t lda, int_t* ipiv) {
   int_t info = 0; LAPACK_zgetrf(&n, &n, a, &lda, ipiv, &info); return info;
-}
-
-// Reciprocal 1-norm condition number estimate from gbtrf's factors; anorm is ||A||_1.
-template <class T>
-int_t gbcon(int_t n, int_t kl, int_t ku, const T* ab, int_t ldab, const int_t* ipiv, double anorm, double& rcond) {
-  const char norm = '1';
-  const std::size_t m = std::size_t(n);
-  int_t info = 0;
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>) {
-    const float an = float(anorm);
-    float rc = 0;
-    std::vector<float> rwork(m);
-    if constexpr (std::is_same_v<T, float>) {
-      std::vector<float> work(3 * m);
-      std::vector<int_t> iwork(m);
-      LAPACK_sgbcon(&norm, &n, &kl, &ku, ab, &ldab, ipiv, &an, &rc, work.data(), iwork.data(), &info);
-    } else {
-      std::vector<std::complex<float>> work(2 * m);
-      LAPACK_cgbcon(&norm, &n, &kl, &ku, ab, &ldab, ipiv, &an, &rc, work.data(), rwork.data(), &info);
-    }
-    rcond = double(rc);
-  } else {
-    std::vector<double> rwork(m);
-    if constexpr (std::is_same_v<T, double>) {
-      std::vector<double> work(3 * m);
-      std::vector<int_t> iwork(m);
-      LAPACK_dgbcon(&norm, &n, &kl, &ku, ab, &ldab, ipiv, &anorm, &rcond, work.data(), iwork.data(), &info);
-    } else {
-      std::vector<std::complex<double>> work(2 * m);
-      LAPACK_zgbcon(&norm, &n, &kl, &ku, ab, &ldab, ipiv, &anorm, &rcond, work.data(), rwork.data(), &info);
-    }
-  }
-  return info;
 }
 
 // One step of LAPACK's 1-norm estimator (Hager/Higham, ?lacn2) by reverse communication: the

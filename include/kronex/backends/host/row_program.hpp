@@ -109,11 +109,12 @@ row_program<T> solve_program(const lu_factors<T>& lu, op o) {
   const bool conj = is_conjugated(o);
   const bool ordered = !lu.order.empty();
   auto row = [&](index_t k) { return ordered ? lu.order[k] : k; };
-  auto rows_of = [&](const sparse_row<T>& r) {
+  sparse_row<T> relabelled;  // add_update copies its entries, so one scratch row serves every call
+  auto rows_of = [&](const sparse_row<T>& r) -> const sparse_row<T>& {
     if (!ordered) return r;
-    sparse_row<T> out(r);
-    for (auto& e : out) e.first = lu.order[e.first];
-    return out;
+    relabelled = r;
+    for (auto& e : relabelled) e.first = lu.order[e.first];
+    return relabelled;
   };
   if (!is_transposed(o)) {
     for (const auto& [a, b] : lu.swaps) p.add_swap(row(a), row(b));
