@@ -77,6 +77,43 @@ std::string explain(const kron_expr<C...>& expr, const Like& like) {
   return to_string(explain_plan(expr, like));
 }
 
+// Operators built with the algebra (sums, scalar multiples, compositions, and their inverses and
+// pseudo-inverses): the same verbs. The plan shows the terms, the combinations and, for an
+// inverse of a sum, the eigen set-up of fast diagonalisation (docs/preconditioners.md).
+template <node_kind K, class... C, class Like>
+auto compile(const composite_expr<K, C...>& expr, const Like& like, const compile_options& options) {
+  using E = composite_expr<K, C...>;
+  using T = typename detail::target_value_type<E, Like>::type;
+  operator_tree<T> t = expr.template describe<T>();
+  t.options = options;
+  if constexpr (detail::has_backend<Like>::value)
+    return backend_traits<Like>::template compile<T, E::rank>(t, like);
+  else
+    return host_operator<T, E::rank, detail::host_composite_plan<T>>(t, detail::to_shape(like));
+}
+
+template <node_kind K, class... C, class Like>
+auto compile(const composite_expr<K, C...>& expr, const Like& like) {
+  return compile(expr, like, compile_options{});
+}
+
+template <node_kind K, class... C, class Like>
+plan_description explain_plan(const composite_expr<K, C...>& expr, const Like& like, const compile_options& options = {}) {
+  using E = composite_expr<K, C...>;
+  using T = typename detail::target_value_type<E, Like>::type;
+  operator_tree<T> t = expr.template describe<T>();
+  t.options = options;
+  if constexpr (detail::has_backend<Like>::value)
+    return backend_traits<Like>::template explain<T, E::rank>(t, like);
+  else
+    return detail::host_composite_plan<T>::explain(t, detail::to_shape(like));
+}
+
+template <node_kind K, class... C, class Like>
+std::string explain(const composite_expr<K, C...>& expr, const Like& like) {
+  return to_string(explain_plan(expr, like));
+}
+
 namespace detail {
 // The operand a nested lazy result is finally computed from: its backend and shape are those of
 // every result in the chain.

@@ -23,6 +23,7 @@
 
 #include "../expr/lazy_result.hpp"
 #include "../plan/operator_desc.hpp"
+#include "../plan/operator_tree.hpp"
 #include "../plan/plan.hpp"
 
 namespace kronex {
@@ -74,6 +75,20 @@ struct backend_traits_base : Policy {
   static typename Policy::template result_type<T, D> evaluate(const operator_desc<T>& d, const Like& b) {
     check_operand<T, D>();
     auto op = Policy::template compile<T, D>(d, b);
+    return op(b);
+  }
+
+  // The same for an operator built with the algebra (sums, compositions, their inverses). A
+  // plain Kronecker product runs the backend's own plan, as kron() alone would.
+  template <class T, std::size_t D, class Like>
+  static typename Policy::template result_type<T, D> evaluate(const operator_tree<T>& t, const Like& b) {
+    check_operand<T, D>();
+    if (t.is_plain_kron()) {
+      operator_desc<T> d = t.leaf;
+      d.options = t.options;
+      return evaluate<T, D>(d, b);
+    }
+    auto op = Policy::template compile<T, D>(t, b);
     return op(b);
   }
 };

@@ -57,6 +57,15 @@ private:
   long m_info;
 };
 
+// A sum of Kronecker products that cannot be solved by fast diagonalisation: an axis that uses
+// more than two different matrices, a matrix that is not symmetric (hermitian), no positive
+// definite matrix on an axis, or a term that is not a plain Kronecker product. The message names
+// the axis and the matrices found there, or the term. Applying such a sum is fine.
+class not_separable : public error {
+public:
+  using error::error;
+};
+
 // A LAPACK routine rejected its arguments (info < 0): a bug in kronex, reported, never ignored.
 class lapack_error : public error {
 public:

@@ -38,6 +38,16 @@ inline std::size_t product(const shape_t& s, std::size_t begin = 0, std::size_t 
   return p;
 }
 
+// The multi-index of a C-order flat index.
+inline shape_t unflatten(std::size_t flat, const shape_t& s) {
+  shape_t idx(s.size(), 0);
+  for (std::size_t k = s.size(); k-- > 0;) {
+    idx[k] = flat % s[k];
+    flat /= s[k];
+  }
+  return idx;
+}
+
 template <class Shape>
 shape_t to_shape(const Shape& s) {
   return shape_t(std::begin(s), std::end(s));

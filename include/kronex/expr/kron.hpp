@@ -56,6 +56,10 @@ public:
   auto inverse() const& { return with(m_op, !m_inverse); }
   auto inverse() && { return std::move(*this).with(m_op, !m_inverse); }
 
+  // The pseudo-inverse (a one-term operator sum's, expr/algebra.hpp).
+  auto pseudo_inverse(double rtol) const&;
+  auto pseudo_inverse(double rtol) &&;
+
   // x = K^{-1} b, lazily (b is held by the closure rules too).
   template <class B>
   auto solve(B&& b) const& { return make_result(inverse(), std::forward<B>(b)); }
@@ -118,3 +122,6 @@ auto kron(F&&... f) {
 }
 
 } // namespace kronex
+
+// The operator algebra (+, -, *, pseudo_inverse) comes with kron().
+#include "algebra.hpp"

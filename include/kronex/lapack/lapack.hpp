@@ -2,6 +2,7 @@
 // Thin typed wrappers over LAPACK's band and general LU (?gbtrf/?gbtrs/?getrf) and their
 // condition estimates (?gecon, and the ?lacn2 estimator driven by kronex's own solves). They return
 // LAPACK's info; callers decide what a nonzero info means (singular factor vs. kronex bug).
+#include <algorithm>
 #include <complex>
 #include <type_traits>
 #include <vector>
@@ -17,6 +18,14 @@
 namespace kronex::lapack {
 
 using int_t = lapack_int;
+
+// The real type of a LAPACK value type (eigenvalues, norms).
+template <class T>
+struct real_of { using type = T; };
+template <class T>
+struct real_of<std::complex<T>> { using type = T; };
+template <class T>
+using real_t_of = typename real_of<T>::type;
 
 // Band LU with partial pivoting. ab is column-major with ldab >= 2*kl+ku+1 and
 // ab[(kl+ku+i-j) + j*ldab] = A(i, j).
@@ -125,6 +134,45 @@ int_t gecon(int_t n, const T* a, int_t lda, double anorm, double& rcond) {
       LAPACK_zgecon(&norm, &n, a, &lda, &anorm, &rcond, work.data(), rwork.data(), &info);
     }
   }
+  return info;
+}
+
+// The generalized hermitian-definite eigenproblem A v = lambda B v (?sygv, ?hegv; itype 1, jobz
+// 'V', uplo 'L'): a and b column-major n x n. On return a holds V with V^H B V = I and w the
+// eigenvalues in ascending order. info > n: B is not positive definite (its leading minor of
+// order info - n is not).
+template <class T>
+int_t sygv(int_t n, T* a, T* b, real_t_of<T>* w) {
+  const int_t itype = 1;
+  const char jobz = 'V', uplo = 'L';
+  int_t info = 0, lwork = -1;
+  T query{};
+  std::vector<real_t_of<T>> rwork(std::size_t(std::max<int_t>(1, 3 * n - 2)));
+  auto call = [&](T* work) {
+    if constexpr (std::is_same_v<T, float>) LAPACK_ssygv(&itype, &jobz, &uplo, &n, a, &n, b, &n, w, work, &lwork, &info);
+    else if constexpr (std::is_same_v<T, double>) LAPACK_dsygv(&itype, &jobz, &uplo, &n, a, &n, b, &n, w, work, &lwork, &info);
+    else if constexpr (std::is_same_v<T, std::complex<float>>)
+      LAPACK_chegv(&itype, &jobz, &uplo, &n, a, &n, b, &n, w, work, &lwork, rwork.data(), &info);
+    else LAPACK_zhegv(&itype, &jobz, &uplo, &n, a, &n, b, &n, w, work, &lwork, rwork.data(), &info);
+  };
+  call(&query);
+  if (info != 0) return info;
+  lwork = std::max<int_t>(1, int_t(std::real(query)));
+  std::vector<T> work(static_cast<std::size_t>(lwork));
+  call(work.data());
+  return info;
+}
+
+// Cholesky factorization A = L L^H (?potrf, uplo 'L'); a column-major n x n. info > 0: A is not
+// positive definite.
+template <class T>
+int_t potrf(int_t n, T* a) {
+  const char uplo = 'L';
+  int_t info = 0;
+  if constexpr (std::is_same_v<T, float>) LAPACK_spotrf(&uplo, &n, a, &n, &info);
+  else if constexpr (std::is_same_v<T, double>) LAPACK_dpotrf(&uplo, &n, a, &n, &info);
+  else if constexpr (std::is_same_v<T, std::complex<float>>) LAPACK_cpotrf(&uplo, &n, a, &n, &info);
+  else LAPACK_zpotrf(&uplo, &n, a, &n, &info);
   return info;
 }
 

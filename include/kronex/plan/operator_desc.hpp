@@ -28,9 +28,10 @@ struct operator_desc {
   }
 
   // "kron(f0,f1,f2)" with ^T, ^H or conj(...), inside inverse(...) for solves (after folding).
-  std::string text() const {
+  // Factors are numbered from `first` (an operator sum numbers them across its terms).
+  std::string text(std::size_t first = 0) const {
     std::string s = "kron(";
-    for (std::size_t k = 0; k < factors.size(); ++k) s += (k ? ",f" : "f") + std::to_string(k);
+    for (std::size_t k = 0; k < factors.size(); ++k) s += (k ? ",f" : "f") + std::to_string(first + k);
     s += ")";
     if (trans == op::transpose) s += "^T";
     if (trans == op::adjoint) s += "^H";

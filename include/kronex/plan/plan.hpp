@@ -20,6 +20,7 @@ struct factor_setup {
   std::string method;   // e.g. "gbtrf kl=3 ku=3", "getrf", "skipped", "scale"
   std::string result;   // e.g. "L nnz=189 U nnz=253 swaps=0"
   double rcond = -1;    // a solved factor's reciprocal condition estimate, once factored (else -1)
+  std::string name;     // printed instead of "f<mode>" when set: "f4" in a sum, "axis 1" for an eigen set-up
 };
 
 struct plan_description {
@@ -76,7 +77,7 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
      << " [" << p.backend << ", " << p.value_type << "]\n";
   os << "  setup\n";
   for (const auto& f : p.setup) {
-    os << "    f" << f.mode << "  " << f.factor << "  " << f.method;
+    os << "    " << (f.name.empty() ? "f" + std::to_string(f.mode) : f.name) << "  " << f.factor << "  " << f.method;
     if (!f.result.empty()) os << "  " << f.result;
     if (f.rcond >= 0) os << "  rcond=" << detail::format_rcond(f.rcond);
     os << "\n";
@@ -92,11 +93,16 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
          << "  bytes/rank=" << detail::format_count(e->message_bytes) << "  local "
          << detail::format_layout(b.view, b.view_strides);
     } else {
-      if (k != step_kind::copy) os << "  mode " << b.mode << "  f" << b.factor << ' ' << trans_letter(b.trans);
+      const bool acts_on_mode = k != step_kind::copy && k != step_kind::combine && k != step_kind::project &&
+                                !std::holds_alternative<eigen_scale_step>(st);
+      if (acts_on_mode)
+        os << "  mode " << b.mode << "  " << (b.factor_name.empty() ? "f" + std::to_string(b.factor) : b.factor_name)
+           << ' ' << trans_letter(b.trans);
       os << "  " << step_method(st) << (fused_with_next(st) ? "  fused with " + std::to_string(s + 1) : std::string())
          << "  " << detail::format_layout(b.view, b.view_strides) << "  flops=" << detail::format_count(b.flops)
          << "  bytes=" << detail::format_count(b.bytes);
     }
+    if (!b.part.empty()) os << "  (" << b.part << ")";
     if (step_transfers(st))
       os << "  transfers=" << step_transfers(st) << " (" << detail::format_count(step_transfer_bytes(st)) << "B)";
     os << "\n";

@@ -21,6 +21,8 @@ enum class step_kind {
   solve,     // a 1D solve along the mode for every line of the tensor
   apply,     // a 1D matrix-vector product along the mode for every line of the tensor
   exchange,  // distributed plans: an all-to-all that changes which axes are split across ranks
+  combine,   // operator sums: y = a x + y (or y = a y) over the whole tensor
+  project,   // pseudo-inverses: remove the components along a few rank-one tensors
 };
 
 inline const char* to_string(step_kind k) {
@@ -30,6 +32,8 @@ inline const char* to_string(step_kind k) {
     case step_kind::solve: return "solve";
     case step_kind::apply: return "apply";
     case step_kind::exchange: return "exchange";
+    case step_kind::combine: return "combine";
+    case step_kind::project: return "project";
   }
   return "?";
 }
@@ -44,6 +48,11 @@ struct step_base {
   double flops = 0;         // real floating-point operations (complex multiply-add = 8)
   double bytes = 0;         // main-memory traffic estimate: read + write of the tensor
   long phase = -1;          // distributed plans: the phase whose local plan runs it (-1: none)
+  // Operator sums and compositions: the factor's name when it is not `f<factor>` (the
+  // eigenvectors "V0" of fast diagonalisation), and the part of the operator the step belongs
+  // to ("term 1"), both printed when set.
+  std::string factor_name;
+  std::string part;
 };
 
 // x = b. On the host a memcpy, on the device a device-to-device copy.
@@ -106,8 +115,29 @@ struct exchange_step : step_base {
   double transfer_bytes = 0;
 };
 
+// Operator sums: y = coef * x + y (accumulate: a term's result added in) or y = coef * y.
+struct combine_step : step_base {
+  bool accumulate = true;
+  std::string coef;         // as printed, e.g. "0.5"
+};
+
+// Fast diagonalisation: each entry divided by its eigenvalue sum, computed from the D
+// eigenvalue vectors (no tensor of them is stored); entries whose sum is dropped (pseudo-
+// inverse) become 0.
+struct eigen_scale_step : step_base {
+  std::size_t terms = 0;
+  std::size_t dropped = 0;
+};
+
+// Pseudo-inverses: x -= N (N^H N)^{-1} N^H x for the k rank-one tensors N spanning the dropped
+// eigenvectors (in the eigenvector basis, or in the original one).
+struct project_step : step_base {
+  std::size_t rank = 0;
+  bool eigenbasis = false;
+};
+
 using step = std::variant<copy_step, scale_step, lu_subst_step, matvec_step, function_step, gemm_step, staged_step,
-                          exchange_step>;
+                          exchange_step, combine_step, eigen_scale_step, project_step>;
 
 // std::visit with a set of lambdas: visit(overloaded{[](const a&) {...}, [](const b&) {...}}, v).
 template <class... F>
@@ -135,7 +165,10 @@ inline step_kind kind_of(const step& s) {
                                [](const function_step&) { return step_kind::solve; },
                                [](const gemm_step& g) { return g.solve ? step_kind::solve : step_kind::apply; },
                                [](const staged_step&) { return step_kind::solve; },
-                               [](const exchange_step&) { return step_kind::exchange; }},
+                               [](const exchange_step&) { return step_kind::exchange; },
+                               [](const combine_step&) { return step_kind::combine; },
+                               [](const eigen_scale_step&) { return step_kind::scale; },
+                               [](const project_step&) { return step_kind::project; }},
                     s);
 }
 
@@ -164,7 +197,18 @@ inline std::string step_method(const step& s) {
                    return g.packed ? name + " packed" : name;
                  },
                  [](const staged_step&) -> std::string { return "stage_through_host"; },
-                 [](const exchange_step& e) -> std::string { return to_string(e.how) + e.memory; }},
+                 [](const exchange_step& e) -> std::string { return to_string(e.how) + e.memory; },
+                 [](const combine_step& c) -> std::string {
+                   return c.accumulate ? "axpy a=" + c.coef : "scale a=" + c.coef;
+                 },
+                 [](const eigen_scale_step& e) -> std::string {
+                   std::string m = "eigen_scale terms=" + std::to_string(e.terms);
+                   return e.dropped ? m + " dropped=" + std::to_string(e.dropped) : m;
+                 },
+                 [](const project_step& p) -> std::string {
+                   return std::string(p.eigenbasis ? "rank_one_projection (eigenbasis)" : "rank_one_projection") +
+                          " k=" + std::to_string(p.rank);
+                 }},
       s);
   const long phase = step_info(s).phase;
   return phase >= 0 && kind_of(s) != step_kind::exchange ? m + " (phase " + std::to_string(phase) + ")" : m;

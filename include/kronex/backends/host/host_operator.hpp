@@ -11,6 +11,7 @@
 
 #include "../../expr/lazy_result.hpp"
 #include "../backend.hpp"
+#include "host_composite.hpp"
 #include "host_plan.hpp"
 
 namespace kronex {
@@ -27,9 +28,11 @@ template <class E, std::size_t D>
 inline constexpr bool rank_matches = static_rank<E>::value == 0 || static_rank<E>::value == D;
 } // namespace detail
 
-template <class T, std::size_t D>
-class host_operator : public detail::compiled_operator<detail::host_plan<T>> {
-  using base = detail::compiled_operator<detail::host_plan<T>>;
+// Plan: host_plan<T> for a Kronecker product, host_composite_plan<T> for operator sums,
+// compositions and their inverses; the tensor-level calls are the same.
+template <class T, std::size_t D, class Plan = detail::host_plan<T>>
+class host_operator : public detail::compiled_operator<Plan> {
+  using base = detail::compiled_operator<Plan>;
 
 public:
   using value_type = T;
@@ -37,7 +40,9 @@ public:
   using tensor_type = xt::xtensor<T, D>;
 
   // Check, plan and instantiate for operands of this shape.
-  host_operator(const operator_desc<T>& d, const shape_t& shape) : base(std::in_place, d, shape) {}
+  // (d: an operator_desc<T>, or an operator_tree<T> for a composite plan.)
+  template <class Desc>
+  host_operator(const Desc& d, const shape_t& shape) : base(std::in_place, d, shape) {}
 
   // x = K(b) (or K^{-1} b for an inverse). x must already have b's shape; x may be b itself.
   // No allocation, no factorization.
@@ -84,6 +89,8 @@ struct host_policy {
   using result_type = xt::xtensor<T, D>;
   template <class T, std::size_t D>
   using compiled_type = host_operator<T, D>;
+  template <class T, std::size_t D>
+  using compiled_tree_type = host_operator<T, D, host_composite_plan<T>>;
 
   static shape_t shape(const E& e) { return shape_t(e.shape().begin(), e.shape().end()); }
 
@@ -97,6 +104,18 @@ struct host_policy {
   static plan_description explain(const operator_desc<T>& d, const E& like) {
     static_assert(rank_matches<E, D>, "kronex::explain: the tensor's rank must equal the number of factors");
     return host_plan<T>::explain(d, shape(like));
+  }
+
+  // Operator sums, compositions and their inverses.
+  template <class T, std::size_t D>
+  static compiled_tree_type<T, D> compile(const operator_tree<T>& t, const E& like) {
+    static_assert(rank_matches<E, D>, "kronex::compile: the tensor's rank must equal the number of factors");
+    return compiled_tree_type<T, D>(t, shape(like));
+  }
+  template <class T, std::size_t D>
+  static plan_description explain(const operator_tree<T>& t, const E& like) {
+    static_assert(rank_matches<E, D>, "kronex::explain: the tensor's rank must equal the number of factors");
+    return host_composite_plan<T>::explain(t, shape(like));
   }
 };
 } // namespace detail

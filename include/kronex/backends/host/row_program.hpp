@@ -181,6 +181,12 @@ struct program_size {
 template <class T>
 program_size apply_program_size(const factor_view<T>& f) {
   std::size_t nnz = 0;
+  if (f.kind == factor_kind::dense && f.data == nullptr) {
+    // A dense matrix computed when the plan is instantiated (fast diagonalisation's
+    // eigenvectors): explain counts it as full.
+    nnz = f.n * f.n;
+    return {nnz, 0, (f.n + 1) * sizeof(index_t) + nnz * (sizeof(index_t) + sizeof(T))};
+  }
   for (std::size_t i = 0; i < f.n; ++i) {
     if (f.kind == factor_kind::banded) {
       for (long d = -long(f.kl); d <= long(f.ku); ++d) {

@@ -50,8 +50,58 @@ auto evaluate(const kron_expr<C...>& expr, const E& b) {
   return x;
 }
 
+// The dense matrix of an operator built with the algebra: sums, products and inverses formed
+// and inverted densely (xt::linalg::inv; pinv with rtol for a pseudo-inverse).
+template <class T>
+xt::xtensor<T, 2> dense_operator(const operator_tree<T>& t) {
+  using K = typename operator_tree<T>::kind;
+  xt::xtensor<T, 2> a;
+  switch (t.what) {
+    case K::kron:
+      a = dense_kron(t.leaf);
+      if (t.leaf.inverse) a = xt::linalg::inv(a);
+      break;
+    case K::sum:
+    case K::inverse_sum:
+      for (std::size_t k = 0; k < t.terms.size(); ++k) {
+        xt::xtensor<T, 2> term = dense_operator(t.terms[k]);
+        if (k == 0) a = term;
+        else a += term;
+      }
+      if (t.what == K::inverse_sum) a = t.rtol >= 0 ? xt::xtensor<T, 2>(xt::linalg::pinv(a, t.rtol)) : xt::xtensor<T, 2>(xt::linalg::inv(a));
+      break;
+    case K::product:
+      for (std::size_t k = 0; k < t.terms.size(); ++k) {
+        xt::xtensor<T, 2> f = dense_operator(t.terms[k]);
+        if (k == 0) a = f;
+        else a = xt::linalg::dot(a, f);
+      }
+      break;
+  }
+  return xt::xtensor<T, 2>(a * t.coef);
+}
+
+// op(b) for an operator built with the algebra.
+template <node_kind K, class... C, class E>
+auto evaluate(const composite_expr<K, C...>& expr, const E& b) {
+  using T = typename E::value_type;
+  constexpr std::size_t D = composite_expr<K, C...>::rank;
+  const operator_tree<T> t = expr.template describe<T>();
+  detail::check_shape(shape_t(b.shape().begin(), b.shape().end()), t.sizes(), "operand", detail::shape_source::factors);
+  const xt::xtensor<T, 2> a = dense_operator(t);
+  const xt::xtensor<T, 1> flat = xt::flatten(xt::xtensor<T, D>(b));
+  const xt::xtensor<T, 1> r = xt::linalg::dot(a, flat);
+  xt::xtensor<T, D> x = xt::zeros<T>(b.shape());
+  std::copy(r.begin(), r.end(), x.begin());
+  return x;
+}
+
 template <class... C, class E>
 auto solve(const kron_expr<C...>& expr, const E& b) { return evaluate(expr.inverse(), b); }
+template <node_kind K, class... C, class E>
+auto solve(const composite_expr<K, C...>& expr, const E& b) { return evaluate(expr.inverse(), b); }
+template <node_kind K, class... C, class E>
+auto apply(const composite_expr<K, C...>& expr, const E& x) { return evaluate(expr, x); }
 template <class... C, class E>
 auto apply(const kron_expr<C...>& expr, const E& x) { return evaluate(expr, x); }
 

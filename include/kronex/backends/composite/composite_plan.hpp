@@ -1,0 +1,383 @@
+#pragma once
+// composite_plan<T, Ops>: a compiled operator_tree (sums, scalar multiples, compositions,
+// inverses of sums), for any backend that provides the hooks below. Each Kronecker product in
+// the tree is compiled by the backend's own plan (Ops::leaf_plan); the composite adds the
+// combinations, and fast diagonalisation for inverses of sums (algebra/fast_diagonalisation.hpp):
+// a transform by V^H (a Kronecker product of the eigenvector matrices, compiled like any other),
+// the eigenvalue scaling, and the transform by V.
+//
+// Ops (one per backend; backends/host/host_composite.hpp is the host's):
+//   leaf_plan                 a backend plan: leaf_plan(desc, shape), leaf_plan::explain(desc,
+//                             shape), description(), run(b, x) (x may equal b)
+//   buffer, allocate(n), data(buffer&)   scratch tensors in the backend's memory
+//   axpy(n, a, x, y), scale(n, a, y), copy(n, x, y)
+//   scaling_type, prepare_scaling(eigen_scaling), eigen_scale(scaling, x)
+//   rank_one_type, prepare_rank_one(vectors), rank_one_dot(r, x), rank_one_axpy(r, a, x)
+// Built in the phases every plan has: the check and plan phases (explain) read the factors'
+// entries only to test separability; instantiation solves the eigenproblems, compiles the
+// leaves and allocates the buffers; run() allocates nothing.
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../../algebra/fast_diagonalisation.hpp"
+#include "../../plan/operator_tree.hpp"
+#include "../../plan/plan.hpp"
+
+namespace kronex::detail {
+
+template <class T, class Ops>
+class composite_plan {
+  using tree = operator_tree<T>;
+  using kind = typename tree::kind;
+  using leaf_plan = typename Ops::leaf_plan;
+
+public:
+  using value_type = T;
+
+  // Check, plan and instantiate.
+  composite_plan(const tree& t, const shape_t& shape) : m_shape(shape) {
+    m_desc = header(t, shape);
+    std::size_t next = 0;
+    m_root = build(t, t.options, shape, true, next, "", m_desc);
+    m_desc.instantiated = true;
+  }
+
+  // Check and plan only.
+  static plan_description explain(const tree& t, const shape_t& shape) {
+    plan_description desc = header(t, shape);
+    std::size_t next = 0;
+    build(t, t.options, shape, false, next, "", desc);
+    return desc;
+  }
+
+  const plan_description& description() const noexcept { return m_desc; }
+  const shape_t& shape() const noexcept { return m_shape; }
+
+  // x = op(b) on C-order arrays of shape(); x may equal b.
+  void run(const T* b, T* x) { run_node(*m_root, b, x, true); }
+
+private:
+  struct fd_node {
+    std::unique_ptr<leaf_plan> forward, backward;
+    typename Ops::scaling_type scaling;
+    std::vector<typename Ops::rank_one_type> physical, eigenbasis;
+    xt::xtensor<T, 2> gram_inverse;
+    std::vector<T> coefs;  // scratch for the projections' k coefficients
+  };
+  struct node {
+    kind what = kind::kron;
+    T coef = T(1);
+    std::unique_ptr<leaf_plan> leaf;
+    std::vector<std::unique_ptr<node>> terms;
+    std::unique_ptr<fd_node> fd;
+    typename Ops::buffer acc, tmp;
+  };
+
+  static plan_description header(const tree& t, const shape_t& shape) {
+    check_shape(shape, t.sizes(), t.what == kind::inverse_sum ? "right-hand side" : "operand", shape_source::factors);
+    plan_description d;
+    d.backend = Ops::name();
+    d.value_type = value_traits<T>::name;
+    d.expression = t.text();
+    d.shape = shape;
+    return d;
+  }
+
+  static std::string coef_text(const T& c) {
+    std::ostringstream os;
+    os.imbue(std::locale::classic());
+    os.precision(6);
+    if constexpr (value_traits<T>::is_complex) {
+      if (c.imag() == 0) os << c.real();
+      else os << c;
+    } else {
+      os << c;
+    }
+    return os.str();
+  }
+
+  static double size_of(const shape_t& s) { return double(product(s)); }
+
+  // A step over the whole tensor (combine, scale, project).
+  template <class S>
+  static S whole_step(const shape_t& shape, double flops, double passes, const std::string& part) {
+    S s;
+    s.view = {1, product(shape), 1};
+    s.view_strides = {product(shape), 1, 1};
+    s.flops = flops;
+    s.bytes = passes * size_of(shape) * sizeof(T);
+    s.part = part;
+    return s;
+  }
+
+  static combine_step combine(const shape_t& shape, const T& c, bool accumulate, const std::string& part) {
+    const double mul = value_traits<T>::is_complex ? 6.0 : 1.0, madd = value_traits<T>::is_complex ? 8.0 : 2.0;
+    auto s = whole_step<combine_step>(shape, size_of(shape) * (accumulate ? madd : mul), accumulate ? 3 : 2, part);
+    s.accumulate = accumulate;
+    s.coef = coef_text(c);
+    return s;
+  }
+
+  // The leaf plan's description merged in: factors renumbered from `first`, steps labelled.
+  static void merge(const plan_description& leaf, std::size_t first, const std::string& part, const std::string& factor_prefix,
+                    bool with_setup, plan_description& out) {
+    if (with_setup)
+      for (factor_setup f : leaf.setup) {
+        f.name = factor_prefix + std::to_string(first + f.mode);
+        out.setup.push_back(f);
+      }
+    for (step s : leaf.steps) {
+      step_base& b = step_info(s);
+      if (b.factor >= 0) {
+        if (factor_prefix == "f") b.factor += long(first);
+        else b.factor_name = factor_prefix + std::to_string(b.factor);
+      }
+      b.part = part;
+      out.steps.push_back(s);
+    }
+    out.workspace_bytes += leaf.workspace_bytes;
+    out.factor_bytes += leaf.factor_bytes;
+  }
+
+  static std::unique_ptr<leaf_plan> leaf_or_explain(const operator_desc<T>& d, const shape_t& shape, bool inst,
+                                                    std::size_t first, const std::string& part, const std::string& prefix,
+                                                    bool with_setup, plan_description& out) {
+    if (!inst) {
+      merge(leaf_plan::explain(d, shape), first, part, prefix, with_setup, out);
+      return nullptr;
+    }
+    auto p = std::make_unique<leaf_plan>(d, shape);
+    merge(p->description(), first, part, prefix, with_setup, out);
+    return p;
+  }
+
+  static std::string join(const std::string& part, const std::string& sub) {
+    return part.empty() ? sub : part + ", " + sub;
+  }
+
+  // Builds node t (instantiated when inst), appending its setup and steps to desc.
+  static std::unique_ptr<node> build(const tree& t, const compile_options& o, const shape_t& shape, bool inst,
+                                     std::size_t& next, const std::string& part, plan_description& desc) {
+    auto n = inst ? std::make_unique<node>() : nullptr;
+    if (n) {
+      n->what = t.what;
+      n->coef = t.coef;
+    }
+    const std::size_t N = product(shape);
+    switch (t.what) {
+      case kind::kron: {
+        operator_desc<T> d = t.leaf;
+        d.options = o;
+        auto leaf = leaf_or_explain(d, shape, inst, next, part, "f", true, desc);
+        if (n) n->leaf = std::move(leaf);
+        next += t.leaf.factors.size();
+        if (t.coef != T(1)) desc.steps.push_back(combine(shape, t.coef, false, part));
+        break;
+      }
+      case kind::sum: {
+        for (std::size_t k = 0; k < t.terms.size(); ++k) {
+          const std::string p = join(part, "term " + std::to_string(k));
+          tree term = t.terms[k];
+          const T c = term.coef;
+          term.coef = T(1);  // applied by the combination below, not by the term
+          auto child = build(term, o, shape, inst, next, p, desc);
+          if (n) {
+            child->coef = c;
+            n->terms.push_back(std::move(child));
+          }
+          if (k == 0) {
+            if (c != T(1)) desc.steps.push_back(combine(shape, c, false, p));
+          } else {
+            desc.steps.push_back(combine(shape, c, true, p));
+          }
+        }
+        if (n) {
+          n->acc = Ops::allocate(N);
+          n->tmp = Ops::allocate(N);
+        }
+        desc.workspace_bytes += 2 * N * sizeof(T);
+        if (t.coef != T(1)) desc.steps.push_back(combine(shape, t.coef, false, part));
+        break;
+      }
+      case kind::product: {
+        // Applied last to first.
+        std::vector<std::unique_ptr<node>> built(t.terms.size());
+        for (std::size_t k = t.terms.size(); k-- > 0;)
+          built[k] = build(t.terms[k], o, shape, inst, next, join(part, "factor " + std::to_string(k)), desc);
+        if (n) n->terms = std::move(built);
+        if (t.coef != T(1)) desc.steps.push_back(combine(shape, t.coef, false, part));
+        break;
+      }
+      case kind::inverse_sum: {
+        auto fd = build_fd(t, o, shape, inst, next, part, desc);
+        if (n) n->fd = std::move(fd);
+        break;
+      }
+    }
+    return n;
+  }
+
+  static std::unique_ptr<fd_node> build_fd(const tree& t, const compile_options& o, const shape_t& shape, bool inst,
+                                           std::size_t& next, const std::string& part, plan_description& desc) {
+    separable_sum<T> sum = analyse_separable(t);
+    const std::size_t D = sum.axes.size();
+    next += t.terms.size() * D;
+    std::optional<fd_setup<T>> fd;
+    if (inst) fd = make_fd_setup(t, sum, o);
+    // Set-up lines: one per axis, then the eigenvalue sums.
+    for (std::size_t d = 0; d < D; ++d) {
+      const separable_axis<T>& a = sum.axes[d];
+      factor_setup s;
+      s.mode = d;
+      s.name = "axis " + std::to_string(d);
+      const bool swapped = fd && fd->axes[d].m_name != a.m_name;  // roles swapped by the set-up
+      const std::string m = a.m_identity ? std::string("I") : swapped ? a.k_name : a.m_name;
+      const std::string k = swapped ? a.m_name : a.k_name;
+      s.factor = a.has_k ? "M=" + m + " K=" + k : "M=" + (a.m_identity ? std::string("I") : m);
+      if (!a.has_k) {
+        s.method = "none (V=I)";
+      } else {
+        s.method = message(value_traits<T>::is_complex ? "hegv" : "sygv", " n=", a.n);
+        if (fd) {
+          const auto& l = fd->axes[d].lambda;
+          s.result = "lambda in [" + format_rcond(double(l.front())) + ", " + format_rcond(double(l.back())) + "]";
+        }
+      }
+      desc.setup.push_back(s);
+      desc.factor_bytes += a.has_k ? a.n * a.n * sizeof(T) : 0;
+    }
+    factor_setup sums;
+    sums.name = "sums";
+    sums.factor = message("eigenvalue sums of ", t.terms.size(), " terms");
+    sums.method = t.rtol >= 0 ? message("pseudo-inverse rtol=", t.rtol) : std::string("inverse");
+    if (fd)
+      sums.result = message("min |s|=", format_rcond(fd->min_abs), " at ", format_shape(fd->min_index), " max |s|=",
+                            format_rcond(fd->max_abs));
+    desc.setup.push_back(sums);
+
+    // The transforms: Kronecker products of the V_d (identity where V = I), as apply plans.
+    std::vector<xt::xtensor<T, 2>> vs(D);
+    operator_desc<T> forward;
+    for (std::size_t d = 0; d < D; ++d) {
+      factor_view<T> v;
+      v.n = sum.axes[d].n;
+      if (!sum.axes[d].has_k) {
+        v.kind = factor_kind::identity;
+      } else {
+        v.kind = factor_kind::dense;
+        v.row_stride = std::ptrdiff_t(v.n);
+        v.col_stride = 1;
+        v.data = fd ? fd->axes[d].v.data() : nullptr;  // explain: entries unknown, counted as full
+      }
+      forward.factors.push_back(v);
+    }
+    operator_desc<T> backward = forward;
+    forward.trans = op::adjoint;
+    const std::size_t k = fd ? fd->projection.rank() : 0;
+    const std::string p = part;
+    auto make = inst ? std::make_unique<fd_node>() : nullptr;
+    if (k > 0) desc.steps.push_back(project(shape, k, false, p));  // dots only: alpha = G^{-1} N^H b
+    auto fwd = leaf_or_explain(forward, shape, inst, 0, p, "V", false, desc);
+    if (k > 0) desc.steps.push_back(project(shape, k, true, p));
+    eigen_scale_step es = whole_step<eigen_scale_step>(
+        shape, size_of(shape) * double(t.terms.size()) * (value_traits<T>::is_complex ? 8.0 : 2.0), 2, p);
+    es.terms = t.terms.size();
+    es.dropped = k;
+    desc.steps.push_back(es);
+    if (k > 0) desc.steps.push_back(project(shape, k, true, p));
+    auto bwd = leaf_or_explain(backward, shape, inst, 0, p, "V", false, desc);
+    if (k > 0) desc.steps.push_back(project(shape, k, false, p));
+    std::size_t axis_total = 0;
+    for (std::size_t n : shape) axis_total += n;
+    desc.factor_bytes += sum.coefs.size() * (sizeof(T) + axis_total * sizeof(real_t<T>));  // the scaling's data
+    if (!make) return make;
+    make->forward = std::move(fwd);
+    make->backward = std::move(bwd);
+    make->scaling = Ops::prepare_scaling(fd->scaling);
+    for (std::size_t j = 0; j < k; ++j) {
+      make->physical.push_back(Ops::prepare_rank_one(fd->projection.physical[j]));
+      make->eigenbasis.push_back(Ops::prepare_rank_one(fd->projection.eigenbasis[j]));
+    }
+    make->gram_inverse = fd->projection.gram_inverse;
+    make->coefs.assign(k, T(0));
+    return make;
+  }
+
+  static project_step project(const shape_t& shape, std::size_t k, bool eigenbasis, const std::string& part) {
+    auto s = whole_step<project_step>(shape, size_of(shape) * double(k) * (value_traits<T>::is_complex ? 8.0 : 2.0),
+                                      double(k), part);
+    s.rank = k;
+    s.eigenbasis = eigenbasis;
+    return s;
+  }
+
+  // coefs = G^{-1} [N^H x]: the projection's coefficients for the rank-one tensors r.
+  void projection_coefs(fd_node& f, const std::vector<typename Ops::rank_one_type>& r, const T* x) {
+    const std::size_t k = r.size();
+    std::vector<T> dots(k);
+    for (std::size_t j = 0; j < k; ++j) dots[j] = Ops::rank_one_dot(r[j], x);
+    for (std::size_t a = 0; a < k; ++a) {
+      T s(0);
+      for (std::size_t b = 0; b < k; ++b) s += f.gram_inverse(a, b) * dots[b];
+      f.coefs[a] = s;
+    }
+  }
+
+  void run_node(node& n, const T* b, T* x, bool with_coef) {
+    const std::size_t N = product(m_shape);
+    switch (n.what) {
+      case kind::kron:
+        n.leaf->run(b, x);
+        if (with_coef && n.coef != T(1)) Ops::scale(N, n.coef, x);
+        return;
+      case kind::sum: {
+        T* out = x == b ? Ops::data(n.acc) : x;
+        T* tmp = Ops::data(n.tmp);
+        for (std::size_t k = 0; k < n.terms.size(); ++k) {
+          node& c = *n.terms[k];
+          if (k == 0) {
+            run_node(c, b, out, false);
+            if (c.coef != T(1)) Ops::scale(N, c.coef, out);
+          } else {
+            run_node(c, b, tmp, false);
+            Ops::axpy(N, c.coef, tmp, out);
+          }
+        }
+        if (with_coef && n.coef != T(1)) Ops::scale(N, n.coef, out);
+        if (out != x) Ops::copy(N, out, x);
+        return;
+      }
+      case kind::product: {
+        const T* src = b;
+        for (std::size_t k = n.terms.size(); k-- > 0;) {
+          run_node(*n.terms[k], src, x, true);
+          src = x;
+        }
+        if (with_coef && n.coef != T(1)) Ops::scale(N, n.coef, x);
+        return;
+      }
+      case kind::inverse_sum: {
+        fd_node& f = *n.fd;
+        const std::size_t k = f.physical.size();
+        if (k > 0) projection_coefs(f, f.physical, b);  // N^H b, before b may be overwritten
+        f.forward->run(b, x);
+        for (std::size_t j = 0; j < k; ++j) Ops::rank_one_axpy(f.eigenbasis[j], -f.coefs[j], x);
+        Ops::eigen_scale(f.scaling, x);  // includes the inverse's coefficient
+        if (k > 0) projection_coefs(f, f.eigenbasis, x);
+        f.backward->run(x, x);
+        for (std::size_t j = 0; j < k; ++j) Ops::rank_one_axpy(f.physical[j], -f.coefs[j], x);
+        return;
+      }
+    }
+  }
+
+  shape_t m_shape;
+  plan_description m_desc;
+  std::unique_ptr<node> m_root;
+};
+
+} // namespace kronex::detail

@@ -1,0 +1,229 @@
+#pragma once
+// operator_tree<T>: the type-erased form of an operator built with kronex's algebra (sums,
+// scalar multiples, compositions, inverses of sums), as operator_desc<T> is for one Kronecker
+// product. The typed expressions (expr/algebra.hpp) describe themselves into a tree, and the
+// tree is kept in a normal form that backends compile without further rewriting:
+//   - transposes and adjoints sit on the Kronecker leaves only ((A B)^T = B^T A^T,
+//     (A + B)^T = A^T + B^T, a conjugated coefficient for adjoints);
+//   - inverses sit on leaves ((A B)^{-1} = B^{-1} A^{-1}, (c A)^{-1} = A^{-1} / c) or on a sum
+//     (inverse_sum: solved by fast diagonalisation, or its pseudo-inverse with rtol >= 0);
+//   - sums and products are flat: no sum directly inside a sum, no product inside a product.
+#include <algorithm>
+#include <complex>
+#include <locale>
+#include <cstddef>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../core/error.hpp"
+#include "../core/value_traits.hpp"
+#include "operator_desc.hpp"
+
+namespace kronex {
+
+template <class T>
+struct operator_tree {
+  enum class kind {
+    kron,         // coef * (a Kronecker product, maybe transposed or inverted): `leaf`
+    sum,          // coef * sum of `terms` (each with its own coef)
+    product,      // coef * terms[0] * terms[1] * ... (applied last to first)
+    inverse_sum,  // coef * (sum of `terms`)^{-1}, or its pseudo-inverse when rtol >= 0
+  };
+  kind what = kind::kron;
+  T coef = T(1);
+  operator_desc<T> leaf;                 // kind::kron
+  std::vector<operator_tree> terms;      // the other kinds
+  double rtol = -1;                      // inverse_sum: the pseudo-inverse's relative tolerance
+  compile_options options;               // set on the root by compile(expr, like, options)
+
+  static operator_tree from_leaf(operator_desc<T> d) {
+    operator_tree t;
+    t.leaf = std::move(d);
+    return t;
+  }
+
+  // True for a plain Kronecker product with coefficient 1: what the single-product plans run.
+  bool is_plain_kron() const { return what == kind::kron && coef == T(1); }
+
+  shape_t sizes() const { return what == kind::kron ? leaf.sizes() : terms.front().sizes(); }
+
+  // The expression as printed in plans: "kron(f0,f1)+0.5*kron(f2,f3)", "inverse(...)",
+  // "pseudo_inverse(..., rtol=1e-10)"; factors numbered across the whole tree.
+  std::string text() const {
+    std::size_t next = 0;
+    return text_from(next);
+  }
+
+  // Factors in the whole tree, numbered as text() numbers them.
+  std::size_t factor_count() const {
+    if (what == kind::kron) return leaf.factors.size();
+    std::size_t s = 0;
+    for (const auto& t : terms) s += t.factor_count();
+    return s;
+  }
+
+private:
+  std::string text_from(std::size_t& next) const {
+    std::string body;
+    switch (what) {
+      case kind::kron:
+        body = leaf.text(next);
+        next += leaf.factors.size();
+        break;
+      case kind::sum:
+      case kind::inverse_sum:
+        for (std::size_t k = 0; k < terms.size(); ++k) {
+          std::string t = terms[k].text_from(next);
+          if (k > 0 && t[0] != '-') body += "+";
+          body += t;
+        }
+        if (what == kind::inverse_sum)
+          body = rtol >= 0 ? "pseudo_inverse(" + body + ", rtol=" + format_number(rtol) + ")" : "inverse(" + body + ")";
+        else if (coef != T(1))
+          body = "(" + body + ")";
+        break;
+      case kind::product:
+        for (std::size_t k = 0; k < terms.size(); ++k) {
+          const std::string t = terms[k].text_from(next);
+          const bool paren = terms[k].what == kind::sum && terms[k].coef == T(1);
+          body += (k ? "*" : "") + (paren ? "(" + t + ")" : t);
+        }
+        break;
+    }
+    if (coef == T(1)) return body;
+    if (coef == T(-1)) return "-" + body;
+    return format_number(coef) + "*" + body;
+  }
+
+  template <class V>
+  static std::string format_number(const V& v) {
+    std::ostringstream os;
+    os.imbue(std::locale::classic());
+    os.precision(6);
+    if constexpr (value_traits<V>::is_complex) {
+      if (v.imag() == 0) os << v.real();
+      else os << v;
+    } else {
+      os << v;
+    }
+    return os.str();
+  }
+  static std::string format_number(double v) {
+    std::ostringstream os;
+    os.imbue(std::locale::classic());
+    os.precision(6);
+    os << v;
+    return os.str();
+  }
+};
+
+namespace detail {
+
+inline op compose_ops(op outer, op inner) {
+  return make_op(is_transposed(outer) != is_transposed(inner), is_conjugated(outer) != is_conjugated(inner));
+}
+
+// op(tree): pushed down to the leaves.
+template <class T>
+void apply_op(operator_tree<T>& t, op o) {
+  using K = typename operator_tree<T>::kind;
+  if (o == op::none) return;
+  if (is_conjugated(o)) t.coef = conj_if_complex(t.coef);
+  if (t.what == K::kron) {
+    t.leaf.trans = compose_ops(o, t.leaf.trans);
+    return;
+  }
+  if (t.what == K::product && is_transposed(o)) std::reverse(t.terms.begin(), t.terms.end());
+  for (auto& c : t.terms) apply_op(c, o);
+}
+
+// Sums inside sums and products inside products lifted into their parent, their coefficients
+// multiplied in.
+template <class T>
+void flatten(operator_tree<T>& t) {
+  using K = typename operator_tree<T>::kind;
+  if (t.what == K::kron) return;
+  std::vector<operator_tree<T>> out;
+  for (auto& c : t.terms) {
+    const bool lift = (t.what == K::product && c.what == K::product) ||
+                      (t.what != K::product && c.what == K::sum);
+    if (!lift) {
+      out.push_back(std::move(c));
+      continue;
+    }
+    if (t.what == K::product) t.coef *= c.coef;
+    for (auto& g : c.terms) {
+      if (t.what != K::product) g.coef *= c.coef;
+      out.push_back(std::move(g));
+    }
+  }
+  t.terms = std::move(out);
+}
+
+// inverse(tree).
+template <class T>
+void invert(operator_tree<T>& t) {
+  using K = typename operator_tree<T>::kind;
+  switch (t.what) {
+    case K::kron:
+      t.leaf.inverse = !t.leaf.inverse;
+      t.coef = T(1) / t.coef;
+      return;
+    case K::sum:
+      if (t.terms.size() == 1) {  // a scalar multiple: (c A)^{-1} = A^{-1} / c
+        operator_tree<T> only = std::move(t.terms.front());
+        only.coef *= t.coef;
+        t = std::move(only);
+        invert(t);
+        return;
+      }
+      t.what = K::inverse_sum;
+      t.rtol = -1;
+      t.coef = T(1) / t.coef;
+      return;
+    case K::inverse_sum:
+      if (t.rtol >= 0)
+        throw error("kronex: the inverse of a pseudo-inverse is not defined; use the operator itself");
+      t.what = K::sum;
+      t.coef = T(1) / t.coef;
+      return;
+    case K::product:
+      std::reverse(t.terms.begin(), t.terms.end());
+      for (auto& c : t.terms) invert(c);
+      t.coef = T(1) / t.coef;
+      return;
+  }
+}
+
+// pseudo_inverse(tree, rtol): defined for sums of Kronecker products (and a single product),
+// whose pseudo-inverse fast diagonalisation gives.
+template <class T>
+void pseudo_invert(operator_tree<T>& t, double rtol) {
+  using K = typename operator_tree<T>::kind;
+  if (!(rtol >= 0))
+    throw error(message("kronex: pseudo_inverse needs a relative tolerance >= 0, got ", rtol));
+  if (t.what == K::kron && !t.leaf.inverse) {
+    operator_tree<T> s;
+    s.what = K::inverse_sum;
+    s.coef = T(1) / t.coef;
+    t.coef = T(1);
+    s.terms.push_back(std::move(t));
+    s.rtol = rtol;
+    t = std::move(s);
+    return;
+  }
+  if (t.what == K::sum) {
+    t.what = K::inverse_sum;
+    t.coef = T(1) / t.coef;
+    t.rtol = rtol;
+    return;
+  }
+  throw not_separable(message("kronex: pseudo_inverse is defined for sums of Kronecker products; ", t.text(),
+                              " is not one"));
+}
+
+} // namespace detail
+
+} // namespace kronex
