@@ -54,7 +54,13 @@ std::vector<mode_task> schedule(const operator_desc<T>& d) {
 template <class T>
 std::vector<factor_setup> skipped_setup(const operator_desc<T>& d) {
   std::vector<factor_setup> setup;
-  for (std::size_t k = 0; k < d.factors.size(); ++k) setup.push_back({k, d.factors[k].describe(), "skipped", ""});
+  for (std::size_t k = 0; k < d.factors.size(); ++k) {
+    factor_setup f;
+    f.mode = k;
+    f.factor = d.factors[k].describe();
+    f.method = "skipped";
+    setup.push_back(f);
+  }
   return setup;
 }
 
