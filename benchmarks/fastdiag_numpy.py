@@ -55,7 +55,7 @@ def mode_product(A, X, axis):
     A may be sparse (then along a copy of X with that axis first)."""
     if scipy.sparse.issparse(A):
         Y = A @ np.moveaxis(X, axis, 0).reshape(X.shape[axis], -1)
-        return np.moveaxis(Y.reshape((A.shape[0],) + tuple(np.delete(X.shape, axis))), 0, axis)
+        return np.moveaxis(Y.reshape((A.shape[0],) + X.shape[:axis] + X.shape[axis + 1:]), 0, axis)
     left, n = math.prod(X.shape[:axis]), X.shape[axis]
     right = math.prod(X.shape[axis + 1:])
     out_shape = X.shape[:axis] + (A.shape[0],) + X.shape[axis + 1:]
@@ -74,8 +74,7 @@ def apply_operator(K, M, sigma, X):
 
 def fd_setup(K, M):
     """Per-axis generalised eigenpairs (all axes share K and M): λ and V with VᵀMV = I."""
-    lam, V = scipy.linalg.eigh(K.toarray(), M.toarray())
-    return lam, V
+    return scipy.linalg.eigh(K.toarray(), M.toarray())
 
 
 def fd_solve(lam, V, sigma, B):
