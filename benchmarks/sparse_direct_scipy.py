@@ -7,9 +7,9 @@ assembled as one sparse matrix (scipy.sparse.kron of the banded 1D matrices) and
 sparse LU (scipy.sparse.linalg.splu, SuperLU): the set-up is the factorisation, the solve one
 pair of triangular solves. The residual uses the assembled matrix; fd_diff is the relative
 difference to fastdiag_numpy.fd_solve on the same right-hand side, a cross-check of both.
-The LU of a 3D operator fills in quickly (measured here: time grows like n^7, the factors like
-n^5), so sizes above --max-n are refused: by default 40 for degree 1, 24 above (where n = 24
-already takes about 20 s and 0.5 GB at degree 3). See benchmarks/README.md.
+The LU of a 3D operator fills in quickly: at degree 3, n = 16 takes about 1 s, n = 24 about
+25 s and 0.5 GB of factors (43 M entries). So sizes above --max-n are refused: by default 40 for
+degree 1 (n = 40: about 17 s), 24 above. See benchmarks/README.md.
 """
 import os
 import sys
