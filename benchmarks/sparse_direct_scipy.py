@@ -7,9 +7,9 @@ assembled as one sparse matrix (scipy.sparse.kron of the banded 1D matrices) and
 sparse LU (scipy.sparse.linalg.splu, SuperLU): the set-up is the factorisation, the solve one
 pair of triangular solves. The residual uses the assembled matrix; fd_diff is the relative
 difference to fastdiag_numpy.fd_solve on the same right-hand side, a cross-check of both.
-The LU of a 3D operator fills in quickly: at degree 3, n = 16 takes about 1 s, n = 24 about
-25 s and 0.5 GB of factors (43 M entries). So sizes above --max-n are refused: by default 40 for
-degree 1 (n = 40: about 17 s), 24 above. See benchmarks/README.md.
+The LU of a 3D operator fills in quickly: at degree 3, n = 16 takes about 1.5 s, n = 24 about
+30 s and 0.8 GB (43 M entries in the factors). So sizes above --max-n are refused: by default 40
+for degree 1 (n = 40: 17 to 28 s, 1 GB), 24 above. See benchmarks/README.md.
 """
 import os
 import sys
