@@ -86,8 +86,12 @@ auto compile(const composite_expr<K, C...>& expr, const Like& like, const compil
   using T = typename detail::target_value_type<E, Like>::type;
   operator_tree<T> t = expr.template describe<T>();
   t.options = options;
-  if constexpr (detail::has_backend<Like>::value)
+  if constexpr (detail::has_backend<Like>::value) {
+    static_assert(backend_traits<Like>::template has_tree_compile<T, E::rank, Like>(),
+                  "kronex: operator sums, scalar multiples and compositions run on host (xtensor) operands only so "
+                  "far; this operand's backend compiles single Kronecker products");
     return backend_traits<Like>::template compile<T, E::rank>(t, like);
+  }
   else
     return host_operator<T, E::rank, detail::host_composite_plan<T>>(t, detail::to_shape(like));
 }
@@ -103,8 +107,12 @@ plan_description explain_plan(const composite_expr<K, C...>& expr, const Like& l
   using T = typename detail::target_value_type<E, Like>::type;
   operator_tree<T> t = expr.template describe<T>();
   t.options = options;
-  if constexpr (detail::has_backend<Like>::value)
+  if constexpr (detail::has_backend<Like>::value) {
+    static_assert(backend_traits<Like>::template has_tree_compile<T, E::rank, Like>(),
+                  "kronex: operator sums, scalar multiples and compositions run on host (xtensor) operands only so "
+                  "far; this operand's backend compiles single Kronecker products");
     return backend_traits<Like>::template explain<T, E::rank>(t, like);
+  }
   else
     return detail::host_composite_plan<T>::explain(t, detail::to_shape(like));
 }

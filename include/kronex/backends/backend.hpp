@@ -88,9 +88,26 @@ struct backend_traits_base : Policy {
       d.options = t.options;
       return evaluate<T, D>(d, b);
     }
-    auto op = Policy::template compile<T, D>(t, b);
-    return op(b);
+    static_assert(has_tree_compile<T, D, Like>(),
+                  "kronex: operator sums, scalar multiples and compositions run on host (xtensor) operands only so far; "
+                  "this operand's backend compiles single Kronecker products");
+    if constexpr (has_tree_compile<T, D, Like>()) {
+      auto op = Policy::template compile<T, D>(t, b);
+      return op(b);
+    } else {
+      return {};
+    }
   }
+
+  // Whether the backend compiles operator trees (composite plans).
+  template <class T, std::size_t D, class Like, class = void>
+  struct tree_compile : std::false_type {};
+  template <class T, std::size_t D, class Like>
+  struct tree_compile<T, D, Like, std::void_t<decltype(Policy::template compile<T, D>(
+                                      std::declval<const operator_tree<T>&>(), std::declval<const Like&>()))>>
+      : std::true_type {};
+  template <class T, std::size_t D, class Like>
+  static constexpr bool has_tree_compile() { return tree_compile<T, D, Like>::value; }
 };
 
 template <class L, class = void>
