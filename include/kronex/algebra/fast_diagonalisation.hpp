@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include <xtensor-blas/xlinalg.hpp>
 #include <xtensor/xtensor.hpp>
 
 #include "../lapack/lapack.hpp"
@@ -108,6 +107,40 @@ struct fd_setup {
   double min_abs = 0, max_abs = 0;
   shape_t min_index;
 };
+
+// The inverse of a small k x k matrix (the pseudo-inverse's Gram matrix, k <= 64) by
+// Gauss-Jordan elimination with partial pivoting: kronex's headers need no BLAS wrapper library.
+template <class T>
+xt::xtensor<T, 2> small_inverse(xt::xtensor<T, 2> a) {
+  const std::size_t k = a.shape()[0];
+  xt::xtensor<T, 2> inv = xt::zeros<T>({k, k});
+  for (std::size_t i = 0; i < k; ++i) inv(i, i) = T(1);
+  for (std::size_t c = 0; c < k; ++c) {
+    std::size_t p = c;
+    for (std::size_t r = c + 1; r < k; ++r)
+      if (std::abs(a(r, c)) > std::abs(a(p, c))) p = r;
+    if (a(p, c) == T(0))
+      throw error("kronex: the dropped eigenvectors of a pseudo-inverse are linearly dependent (singular Gram matrix)");
+    for (std::size_t j = 0; j < k; ++j) {
+      std::swap(a(c, j), a(p, j));
+      std::swap(inv(c, j), inv(p, j));
+    }
+    const T d = T(1) / a(c, c);
+    for (std::size_t j = 0; j < k; ++j) {
+      a(c, j) *= d;
+      inv(c, j) *= d;
+    }
+    for (std::size_t r = 0; r < k; ++r) {
+      if (r == c || a(r, c) == T(0)) continue;
+      const T f = a(r, c);
+      for (std::size_t j = 0; j < k; ++j) {
+        a(r, j) -= f * a(c, j);
+        inv(r, j) -= f * inv(c, j);
+      }
+    }
+  }
+  return inv;
+}
 
 // The threshold below which |s| / max|s| counts as zero: min_rcond when set, else
 // (sum_d n_d) eps of the value type.
@@ -258,7 +291,7 @@ fd_setup<T> make_fd_setup(const operator_tree<T>& s, separable_sum<T> sum, const
         for (std::size_t d = 0; d < D; ++d) g *= p.eigenbasis[b][d][p.dropped[a][d]];
         gram(a, b) = g;
       }
-    p.gram_inverse = xt::linalg::inv(gram);
+    p.gram_inverse = small_inverse(std::move(gram));
   }
   sum.axes.clear();
   fd.sum = std::move(sum);
