@@ -12,6 +12,8 @@
 //   time/gemm   against the plan's GEMMs alone: the six mode-wise products of an n^3 tensor with
 //               a dense n x n matrix done by plain cblas_dgemm calls (mode 0: one n x n^2 GEMM;
 //               mode 1: n GEMMs of n x n; mode 2: one n^2 x n GEMM), median of as many repeats.
+// The solve is compute-bound (12 n^4 flops against 16 passes over the tensor), so time/floor
+// grows like n; time/gemm is the ratio that says how well the transforms run.
 // "xform" is the time of the same six products done by kronex itself (two applies of a dense
 // kron(A, A, A): the transforms' kernels without the scaling), to show where the solve's time
 // goes. The GEMM sequence is checked once per size against kronex's apply, and the residual
