@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include <kronex/core/error.hpp>
+#include <kronex/core/value_traits.hpp>
 #include <thrust/complex.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -54,7 +55,81 @@ struct copy_box_element {
     dst[d] = src[s];
   }
 };
+template <class R>
+KRONEX_HOST_DEVICE double magnitude(R v) { return double(v < R(0) ? -v : v); }
+template <class R>
+KRONEX_HOST_DEVICE double magnitude(thrust::complex<R> v) { return double(thrust::abs(v)); }
+
+template <class V>
+struct axpy_element {
+  V a;
+  const V* x;
+  V* y;
+  KRONEX_HOST_DEVICE void operator()(std::size_t i) const { y[i] = x ? a * x[i] + y[i] : a * y[i]; }
+};
+template <class V, class R>
+struct eigen_scale_element {
+  int rank;
+  std::size_t terms, axis_total;
+  std::size_t local[6], origin[6], axis_offset[6];
+  const V* coefs;
+  const R* weights;
+  V scale;
+  double cutoff;
+  V* x;
+  KRONEX_HOST_DEVICE void operator()(std::size_t idx) const {
+    std::size_t at[6] = {};
+    std::size_t rest = idx;
+    for (int d = rank - 1; d >= 0; --d) {
+      at[d] = origin[d] + rest % local[d] + axis_offset[d];
+      rest /= local[d];
+    }
+    V s(0);
+    for (std::size_t t = 0; t < terms; ++t) {
+      V p = coefs[t];
+      for (int d = 0; d < rank; ++d) p *= weights[t * axis_total + at[d]];
+      s += p;
+    }
+    x[idx] = magnitude(s) <= cutoff ? V(0) : x[idx] * (scale / s);
+  }
+};
 } // namespace
+
+template <class T>
+void axpy(context& ctx, std::size_t n, T a, const T* x, T* y) {
+  using V = device_value_t<T>;
+  const axpy_element<V> f{V(a), reinterpret_cast<const V*>(x), reinterpret_cast<V*>(y)};
+  try {
+    thrust::for_each(device_policy(ctx), thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(n), f);
+  } catch (const std::exception& e) {
+    throw device_error(message("kronex: device axpy of ", n, " values failed: ", e.what()));
+  }
+}
+
+template <class T>
+void scale(context& ctx, std::size_t n, T a, T* y) {
+  axpy<T>(ctx, n, a, nullptr, y);
+}
+
+template <class T>
+void eigen_scale(context& ctx, const eigen_scale_args<T>& a, T* x) {
+  using V = device_value_t<T>;
+  using R = typename value_traits<T>::real_type;
+  eigen_scale_element<V, R> f{a.rank, a.terms, a.axis_total, {}, {}, {}, reinterpret_cast<const V*>(a.coefs), a.weights,
+                              V(a.scale), a.cutoff, reinterpret_cast<V*>(x)};
+  std::size_t n = 1;
+  for (int d = 0; d < a.rank; ++d) {
+    f.local[d] = a.local[d];
+    f.origin[d] = a.origin[d];
+    f.axis_offset[d] = a.axis_offset[d];
+    n *= a.local[d];
+  }
+  try {
+    thrust::for_each(device_policy(ctx), thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(n), f);
+  } catch (const std::exception& e) {
+    throw device_error(message("kronex: device eigenvalue scaling of ", n, " values failed: ", e.what()));
+  }
+}
 
 template <class T>
 void copy_box(context& ctx, const device_box& box, const T* src, T* dst) {
@@ -84,7 +159,10 @@ void scale_mode(context& ctx, std::size_t L, std::size_t n, std::size_t R, const
 
 #define KRONEX_INSTANTIATE(T)                                       \
   template void scale_mode<T>(context&, std::size_t, std::size_t, std::size_t, const T*, const T*, T*); \
-  template void copy_box<T>(context&, const device_box&, const T*, T*);
+  template void copy_box<T>(context&, const device_box&, const T*, T*);                           \
+  template void axpy<T>(context&, std::size_t, T, const T*, T*);                                   \
+  template void scale<T>(context&, std::size_t, T, T*);                                            \
+  template void eigen_scale<T>(context&, const eigen_scale_args<T>&, T*);
 KRONEX_DEVICE_FOR_EACH_VALUE_TYPE(KRONEX_INSTANTIATE)
 #undef KRONEX_INSTANTIATE
 

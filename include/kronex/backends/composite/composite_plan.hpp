@@ -12,7 +12,10 @@
 //   buffer, allocate(n), data(buffer&)   scratch tensors in the backend's memory
 //   axpy(n, a, x, y), scale(n, a, y), copy(n, x, y)
 //   scaling_type, prepare_scaling(eigen_scaling), eigen_scale(scaling, x)
+//   scaling_uploads(eigen_scaling)   host->device copies prepare_scaling makes: {count, bytes}
+//   projections               whether the pseudo-inverse's projections run here; then
 //   rank_one_type, prepare_rank_one(vectors), rank_one_dot(r, x), rank_one_axpy(r, a, x)
+//   finish()                  called when run() is done (the device waits for its stream)
 // Built in the phases every plan has: the check and plan phases (explain) read the factors'
 // entries only to test separability; instantiation solves the eigenproblems, compiles the
 // leaves and allocates the buffers; run() allocates nothing.
@@ -58,7 +61,10 @@ public:
   const shape_t& shape() const noexcept { return m_shape; }
 
   // x = op(b) on C-order arrays of shape(); x may equal b.
-  void run(const T* b, T* x) { run_node(*m_root, b, x, true); }
+  void run(const T* b, T* x) {
+    run_node(*m_root, b, x, true);
+    Ops::finish();
+  }
 
 private:
   struct fd_node {
@@ -141,6 +147,9 @@ private:
     }
     out.workspace_bytes += leaf.workspace_bytes;
     out.factor_bytes += leaf.factor_bytes;
+    out.counts_transfers = out.counts_transfers || leaf.counts_transfers;
+    out.setup_transfers += leaf.setup_transfers;
+    out.setup_transfer_bytes += leaf.setup_transfer_bytes;
   }
 
   static std::unique_ptr<leaf_plan> leaf_or_explain(const operator_desc<T>& d, const shape_t& shape, bool inst,
@@ -228,6 +237,9 @@ private:
     next += t.terms.size() * D;
     std::optional<fd_setup<T>> fd;
     if (inst) fd = make_fd_setup(t, sum, o);
+    if (fd && fd->projection.rank() > 0 && !Ops::projections)
+      throw backend_unavailable(message("kronex: ", t.text(), ": pseudo-inverses that drop eigenvalue sums run on host "
+                                        "operands only so far (", Ops::name(), ")"));
     // Set-up lines: one per axis, then the eigenvalue sums.
     for (std::size_t d = 0; d < D; ++d) {
       const separable_axis<T>& a = sum.axes[d];
@@ -294,6 +306,9 @@ private:
     std::size_t axis_total = 0;
     for (std::size_t n : shape) axis_total += n;
     desc.factor_bytes += sum.coefs.size() * (sizeof(T) + axis_total * sizeof(real_t<T>));  // the scaling's data
+    const auto uploads = Ops::scaling_uploads(sum.coefs.size(), axis_total);
+    desc.setup_transfers += uploads.first;
+    desc.setup_transfer_bytes += uploads.second;
     if (!make) return make;
     make->forward = std::move(fwd);
     make->backward = std::move(bwd);

@@ -9,14 +9,17 @@
 
 #include "../../expr/lazy_result.hpp"
 #include "../backend.hpp"
+#include "device_composite.hpp"
 #include "device_plan.hpp"
 #include "device_tensor.hpp"
 
 namespace kronex {
 
-template <class T, std::size_t D>
-class device_operator : public detail::compiled_operator<detail::device_plan<T>> {
-  using base = detail::compiled_operator<detail::device_plan<T>>;
+// Plan: device_plan<T> for a Kronecker product, device_composite_plan<T> for operator sums,
+// compositions and inverses of sums; the tensor-level calls are the same.
+template <class T, std::size_t D, class Plan = detail::device_plan<T>>
+class device_operator : public detail::compiled_operator<Plan> {
+  using base = detail::compiled_operator<Plan>;
 
 public:
   using value_type = T;
@@ -24,7 +27,9 @@ public:
   using tensor_type = device_tensor<T, D>;
 
   // Check, plan and instantiate for operands of this shape.
-  device_operator(const operator_desc<T>& d, const shape_t& shape) : base(std::in_place, d, shape) {}
+  // (d: an operator_desc<T>, or an operator_tree<T> for a composite plan.)
+  template <class Desc>
+  device_operator(const Desc& d, const shape_t& shape) : base(std::in_place, d, shape) {}
 
   // x = K(b) (or K^{-1} b) on the device; x may be b. No allocation, no factorization, no
   // host<->device transfer (unless the plan shows a stage_through_host step).
@@ -89,6 +94,18 @@ struct device_policy {
   static plan_description explain(const operator_desc<U>& d, const Like& like) {
     static_assert(Rank == D, "kronex::explain: the tensor's rank must equal the number of factors");
     return device_plan<U>::explain(d, shape(like));
+  }
+
+  // Operator sums, compositions and inverses of sums.
+  template <class U, std::size_t Rank, class Like>
+  static device_operator<U, Rank, device_composite_plan<U>> compile(const operator_tree<U>& t, const Like& like) {
+    static_assert(Rank == D, "kronex::compile: the tensor's rank must equal the number of factors");
+    return device_operator<U, Rank, device_composite_plan<U>>(t, shape(like));
+  }
+  template <class U, std::size_t Rank, class Like>
+  static plan_description explain(const operator_tree<U>& t, const Like& like) {
+    static_assert(Rank == D, "kronex::explain: the tensor's rank must equal the number of factors");
+    return device_composite_plan<U>::explain(t, shape(like));
   }
 };
 } // namespace detail

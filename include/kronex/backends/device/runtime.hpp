@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "../../core/error.hpp"
+#include "../../core/value_traits.hpp"
 
 namespace kronex::detail::device {
 
@@ -76,6 +77,30 @@ struct blas {
 // dst[l, i, r] = s[i] * src[l, i, r] for a C-order (L, n, R) tensor; dst may equal src.
 template <class T>
 void scale_mode(context& ctx, std::size_t L, std::size_t n, std::size_t R, const T* s, const T* src, T* dst);
+
+// y = a x + y over n values (operator sums add a term's result in).
+template <class T>
+void axpy(context& ctx, std::size_t n, T a, const T* x, T* y);
+// y = a y over n values.
+template <class T>
+void scale(context& ctx, std::size_t n, T a, T* y);
+
+// Fast diagonalisation's scaling of a C-order block (algebra/fast_diagonalisation.hpp): entry i
+// of the block (global index origin + i) is multiplied by scale / s, where
+// s = sum_t coefs[t] prod_d weights[t * axis_total + axis_offset[d] + origin[d] + i_d], or set to
+// 0 when |s| <= cutoff. coefs and weights are in device memory. Up to 6 axes.
+template <class T>
+struct eigen_scale_args {
+  int rank = 0;
+  std::size_t terms = 0, axis_total = 0;
+  std::size_t local[6] = {}, origin[6] = {}, axis_offset[6] = {};
+  const T* coefs = nullptr;
+  const typename value_traits<T>::real_type* weights = nullptr;
+  T scale = T(1);
+  double cutoff = -1;
+};
+template <class T>
+void eigen_scale(context& ctx, const eigen_scale_args<T>& args, T* x);
 
 // Where a copy_box reads and writes: the part (global indices) of the C-order block `from`,
 // written into the C-order block `to`. Up to 6 axes.

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../composite/composite_plan.hpp"
@@ -33,7 +34,11 @@ struct host_composite_ops {
   }
   static void copy(std::size_t n, const T* x, T* y) { std::memcpy(y, x, n * sizeof(T)); }
 
+  static constexpr bool projections = true;
+  static void finish() {}
+
   static scaling_type prepare_scaling(const eigen_scaling<T>& s) { return s; }
+  static std::pair<std::size_t, std::size_t> scaling_uploads(std::size_t, std::size_t) { return {0, 0}; }
   // x(i) *= scale / s(i), or 0 where |s(i)| <= cutoff (a dropped mode).
   static void eigen_scale(const scaling_type& s, T* x) {
     s.for_each_sum(s.sizes, shape_t(s.sizes.size(), 0), [&](std::size_t i, const T& v) {

@@ -1,0 +1,76 @@
+#pragma once
+// The device's hooks for composite plans (operator sums, compositions, fast diagonalisation; see
+// backends/composite/composite_plan.hpp): leaves are device plans (dense GEMMs), buffers are
+// device memory, and the whole-tensor kernels (axpy, the eigenvalue scaling) run in the device
+// runtime on the default context's stream, which the leaves' plans share. The scaling's
+// coefficients and eigenvalue vectors are uploaded once, at compile time: a solve makes no
+// host<->device transfer.
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../composite/composite_plan.hpp"
+#include "device_buffer.hpp"
+#include "device_plan.hpp"
+#include "transfers.hpp"
+
+namespace kronex::detail {
+
+template <class T>
+struct device_composite_ops {
+  using leaf_plan = device_plan<T>;
+  using buffer = device_buffer<T>;
+  struct scaling_type {
+    device_buffer<T> coefs;
+    device_buffer<real_t<T>> weights;
+    device::eigen_scale_args<T> args;
+  };
+  // Projections (a pseudo-inverse that drops eigenvalue sums) are not run on the device.
+  static constexpr bool projections = false;
+  using rank_one_type = int;
+
+  static std::string name() { return std::string("device ") + device::system_name(); }
+  static device::context& ctx() { return *device::default_context(); }
+  static buffer allocate(std::size_t n) { return buffer(n); }
+  static T* data(buffer& b) { return b.data(); }
+
+  static void axpy(std::size_t n, const T& a, const T* x, T* y) { device::axpy<T>(ctx(), n, a, x, y); }
+  static void scale(std::size_t n, const T& a, T* y) { device::scale<T>(ctx(), n, a, y); }
+  static void copy(std::size_t n, const T* x, T* y) { device::copy_on_device(ctx(), y, x, n * sizeof(T)); }
+  static void finish() { ctx().synchronize(); }
+
+  static std::pair<std::size_t, std::size_t> scaling_uploads(std::size_t terms, std::size_t axis_total) {
+    return {2, terms * (sizeof(T) + axis_total * sizeof(real_t<T>))};
+  }
+  static scaling_type prepare_scaling(const eigen_scaling<T>& s) {
+    scaling_type d{device_buffer<T>(s.coefs.size()), device_buffer<real_t<T>>(s.weights.size()), {}};
+    transfer(device::copy_direction::host_to_device, d.coefs.data(), s.coefs.data(), d.coefs.bytes(),
+             "eigenvalue scaling coefficients");
+    transfer(device::copy_direction::host_to_device, d.weights.data(), s.weights.data(), d.weights.bytes(),
+             "eigenvalue scaling weights");
+    device::eigen_scale_args<T>& a = d.args;
+    a.rank = int(s.sizes.size());
+    a.terms = s.terms();
+    a.axis_total = s.axis_total;
+    for (std::size_t k = 0; k < s.sizes.size(); ++k) {
+      a.local[k] = s.sizes[k];
+      a.axis_offset[k] = s.axis_offset[k];
+    }
+    a.coefs = d.coefs.data();
+    a.weights = d.weights.data();
+    a.scale = s.scale;
+    a.cutoff = s.cutoff;
+    return d;
+  }
+  static void eigen_scale(const scaling_type& s, T* x) { device::eigen_scale<T>(ctx(), s.args, x); }
+
+  static rank_one_type prepare_rank_one(const std::vector<std::vector<T>>&) { return 0; }
+  static T rank_one_dot(const rank_one_type&, const T*) { return T(0); }
+  static void rank_one_axpy(const rank_one_type&, const T&, T*) {}
+};
+
+template <class T>
+using device_composite_plan = composite_plan<T, device_composite_ops<T>>;
+
+} // namespace kronex::detail
