@@ -6,13 +6,17 @@
 // a transform by V^H (a Kronecker product of the eigenvector matrices, compiled like any other),
 // the eigenvalue scaling, and the transform by V.
 //
-// Ops (one per backend; backends/host/host_composite.hpp is the host's):
-//   leaf_plan                 a backend plan: leaf_plan(desc, shape), leaf_plan::explain(desc,
-//                             shape), description(), run(b, x) (x may equal b)
-//   buffer, allocate(n), data(buffer&)   scratch tensors in the backend's memory
-//   axpy(n, a, x, y), scale(n, a, y), copy(n, x, y)
+// Ops (one per backend and operand layout; backends/host/host_composite.hpp is the host's): an
+// object made for the operand's (global) shape, holding what the backend needs (a
+// communicator for distributed tensors). Tensors it handles are this process's part of the
+// operand, local_size() values in the backend's memory.
+//   shape(), local_size(), name()
+//   leaf_plan, make_leaf(desc) -> unique_ptr<leaf_plan>, explain_leaf(desc) -> plan_description;
+//                             a leaf plan has description() and run(b, x) (x may equal b)
+//   buffer, allocate(), data(buffer&)   scratch tensors of local_size() values
+//   axpy(a, x, y), scale(a, y), copy(x, y)
 //   scaling_type, prepare_scaling(eigen_scaling), eigen_scale(scaling, x)
-//   scaling_uploads(eigen_scaling)   host->device copies prepare_scaling makes: {count, bytes}
+//   scaling_uploads(terms, axis_total)  host->device copies prepare_scaling makes: {count, bytes}
 //   projections               whether the pseudo-inverse's projections run here; then
 //   rank_one_type, prepare_rank_one(vectors), rank_one_dot(r, x), rank_one_axpy(r, a, x)
 //   finish()                  called when run() is done (the device waits for its stream)
@@ -41,21 +45,24 @@ class composite_plan {
 public:
   using value_type = T;
 
-  // Check, plan and instantiate.
-  composite_plan(const tree& t, const shape_t& shape) : m_shape(shape) {
-    m_desc = header(t, shape);
+  // Check, plan and instantiate, for operands of the shape `ops` was made for.
+  composite_plan(const tree& t, Ops ops) : m_ops(std::move(ops)), m_shape(m_ops.shape()) {
+    m_desc = header(t, m_ops);
     std::size_t next = 0;
-    m_root = build(t, t.options, shape, true, next, "", m_desc);
+    m_root = build(t, t.options, m_ops, true, next, "", m_desc);
     m_desc.instantiated = true;
   }
+  // For backends whose hooks need only the shape (host, device).
+  composite_plan(const tree& t, const shape_t& shape) : composite_plan(t, Ops(shape)) {}
 
   // Check and plan only.
-  static plan_description explain(const tree& t, const shape_t& shape) {
-    plan_description desc = header(t, shape);
+  static plan_description explain(const tree& t, const Ops& ops) {
+    plan_description desc = header(t, ops);
     std::size_t next = 0;
-    build(t, t.options, shape, false, next, "", desc);
+    build(t, t.options, ops, false, next, "", desc);
     return desc;
   }
+  static plan_description explain(const tree& t, const shape_t& shape) { return explain(t, Ops(shape)); }
 
   const plan_description& description() const noexcept { return m_desc; }
   const shape_t& shape() const noexcept { return m_shape; }
@@ -63,7 +70,7 @@ public:
   // x = op(b) on C-order arrays of shape(); x may equal b.
   void run(const T* b, T* x) {
     run_node(*m_root, b, x, true);
-    Ops::finish();
+    m_ops.finish();
   }
 
 private:
@@ -83,10 +90,11 @@ private:
     typename Ops::buffer acc, tmp;
   };
 
-  static plan_description header(const tree& t, const shape_t& shape) {
+  static plan_description header(const tree& t, const Ops& ops) {
+    const shape_t shape = ops.shape();
     check_shape(shape, t.sizes(), t.what == kind::inverse_sum ? "right-hand side" : "operand", shape_source::factors);
     plan_description d;
-    d.backend = Ops::name();
+    d.backend = ops.name();
     d.value_type = value_traits<T>::name;
     d.expression = t.text();
     d.shape = shape;
@@ -152,14 +160,14 @@ private:
     out.setup_transfer_bytes += leaf.setup_transfer_bytes;
   }
 
-  static std::unique_ptr<leaf_plan> leaf_or_explain(const operator_desc<T>& d, const shape_t& shape, bool inst,
+  static std::unique_ptr<leaf_plan> leaf_or_explain(const operator_desc<T>& d, const Ops& ops, bool inst,
                                                     std::size_t first, const std::string& part, const std::string& prefix,
                                                     bool with_setup, plan_description& out) {
     if (!inst) {
-      merge(leaf_plan::explain(d, shape), first, part, prefix, with_setup, out);
+      merge(ops.explain_leaf(d), first, part, prefix, with_setup, out);
       return nullptr;
     }
-    auto p = std::make_unique<leaf_plan>(d, shape);
+    auto p = ops.make_leaf(d);
     merge(p->description(), first, part, prefix, with_setup, out);
     return p;
   }
@@ -169,19 +177,20 @@ private:
   }
 
   // Builds node t (instantiated when inst), appending its setup and steps to desc.
-  static std::unique_ptr<node> build(const tree& t, const compile_options& o, const shape_t& shape, bool inst,
+  static std::unique_ptr<node> build(const tree& t, const compile_options& o, const Ops& ops, bool inst,
                                      std::size_t& next, const std::string& part, plan_description& desc) {
+    const shape_t shape = ops.shape();
     auto n = inst ? std::make_unique<node>() : nullptr;
     if (n) {
       n->what = t.what;
       n->coef = t.coef;
     }
-    const std::size_t N = product(shape);
+    const std::size_t N = ops.local_size();
     switch (t.what) {
       case kind::kron: {
         operator_desc<T> d = t.leaf;
         d.options = o;
-        auto leaf = leaf_or_explain(d, shape, inst, next, part, "f", true, desc);
+        auto leaf = leaf_or_explain(d, ops, inst, next, part, "f", true, desc);
         if (n) n->leaf = std::move(leaf);
         next += t.leaf.factors.size();
         if (t.coef != T(1)) desc.steps.push_back(combine(shape, t.coef, false, part));
@@ -193,7 +202,7 @@ private:
           tree term = t.terms[k];
           const T c = term.coef;
           term.coef = T(1);  // applied by the combination below, not by the term
-          auto child = build(term, o, shape, inst, next, p, desc);
+          auto child = build(term, o, ops, inst, next, p, desc);
           if (n) {
             child->coef = c;
             n->terms.push_back(std::move(child));
@@ -205,8 +214,8 @@ private:
           }
         }
         if (n) {
-          n->acc = Ops::allocate(N);
-          n->tmp = Ops::allocate(N);
+          n->acc = ops.allocate();
+          n->tmp = ops.allocate();
         }
         desc.workspace_bytes += 2 * N * sizeof(T);
         if (t.coef != T(1)) desc.steps.push_back(combine(shape, t.coef, false, part));
@@ -216,13 +225,13 @@ private:
         // Applied last to first.
         std::vector<std::unique_ptr<node>> built(t.terms.size());
         for (std::size_t k = t.terms.size(); k-- > 0;)
-          built[k] = build(t.terms[k], o, shape, inst, next, join(part, "factor " + std::to_string(k)), desc);
+          built[k] = build(t.terms[k], o, ops, inst, next, join(part, "factor " + std::to_string(k)), desc);
         if (n) n->terms = std::move(built);
         if (t.coef != T(1)) desc.steps.push_back(combine(shape, t.coef, false, part));
         break;
       }
       case kind::inverse_sum: {
-        auto fd = build_fd(t, o, shape, inst, next, part, desc);
+        auto fd = build_fd(t, o, ops, inst, next, part, desc);
         if (n) n->fd = std::move(fd);
         break;
       }
@@ -230,16 +239,17 @@ private:
     return n;
   }
 
-  static std::unique_ptr<fd_node> build_fd(const tree& t, const compile_options& o, const shape_t& shape, bool inst,
+  static std::unique_ptr<fd_node> build_fd(const tree& t, const compile_options& o, const Ops& ops, bool inst,
                                            std::size_t& next, const std::string& part, plan_description& desc) {
+    const shape_t shape = ops.shape();
     separable_sum<T> sum = analyse_separable(t);
     const std::size_t D = sum.axes.size();
     next += t.terms.size() * D;
     std::optional<fd_setup<T>> fd;
     if (inst) fd = make_fd_setup(t, sum, o);
-    if (fd && fd->projection.rank() > 0 && !Ops::projections)
+    if (fd && fd->projection.rank() > 0 && !ops.projections)
       throw backend_unavailable(message("kronex: ", t.text(), ": pseudo-inverses that drop eigenvalue sums run on host "
-                                        "operands only so far (", Ops::name(), ")"));
+                                        "operands only so far (", ops.name(), ")"));
     // Set-up lines: one per axis, then the eigenvalue sums.
     for (std::size_t d = 0; d < D; ++d) {
       const separable_axis<T>& a = sum.axes[d];
@@ -293,7 +303,7 @@ private:
     const std::string p = part;
     auto make = inst ? std::make_unique<fd_node>() : nullptr;
     if (k > 0) desc.steps.push_back(project(shape, k, false, p));  // dots only: alpha = G^{-1} N^H b
-    auto fwd = leaf_or_explain(forward, shape, inst, 0, p, "V", false, desc);
+    auto fwd = leaf_or_explain(forward, ops, inst, 0, p, "V", false, desc);
     if (k > 0) desc.steps.push_back(project(shape, k, true, p));
     eigen_scale_step es = whole_step<eigen_scale_step>(
         shape, size_of(shape) * double(t.terms.size()) * (value_traits<T>::is_complex ? 8.0 : 2.0), 2, p);
@@ -301,21 +311,21 @@ private:
     es.dropped = k;
     desc.steps.push_back(es);
     if (k > 0) desc.steps.push_back(project(shape, k, true, p));
-    auto bwd = leaf_or_explain(backward, shape, inst, 0, p, "V", false, desc);
+    auto bwd = leaf_or_explain(backward, ops, inst, 0, p, "V", false, desc);
     if (k > 0) desc.steps.push_back(project(shape, k, false, p));
     std::size_t axis_total = 0;
     for (std::size_t n : shape) axis_total += n;
     desc.factor_bytes += sum.coefs.size() * (sizeof(T) + axis_total * sizeof(real_t<T>));  // the scaling's data
-    const auto uploads = Ops::scaling_uploads(sum.coefs.size(), axis_total);
+    const auto uploads = ops.scaling_uploads(sum.coefs.size(), axis_total);
     desc.setup_transfers += uploads.first;
     desc.setup_transfer_bytes += uploads.second;
     if (!make) return make;
     make->forward = std::move(fwd);
     make->backward = std::move(bwd);
-    make->scaling = Ops::prepare_scaling(fd->scaling);
+    make->scaling = ops.prepare_scaling(fd->scaling);
     for (std::size_t j = 0; j < k; ++j) {
-      make->physical.push_back(Ops::prepare_rank_one(fd->projection.physical[j]));
-      make->eigenbasis.push_back(Ops::prepare_rank_one(fd->projection.eigenbasis[j]));
+      make->physical.push_back(ops.prepare_rank_one(fd->projection.physical[j]));
+      make->eigenbasis.push_back(ops.prepare_rank_one(fd->projection.eigenbasis[j]));
     }
     make->gram_inverse = fd->projection.gram_inverse;
     make->coefs.assign(k, T(0));
@@ -334,7 +344,7 @@ private:
   void projection_coefs(fd_node& f, const std::vector<typename Ops::rank_one_type>& r, const T* x) {
     const std::size_t k = r.size();
     std::vector<T> dots(k);
-    for (std::size_t j = 0; j < k; ++j) dots[j] = Ops::rank_one_dot(r[j], x);
+    for (std::size_t j = 0; j < k; ++j) dots[j] = m_ops.rank_one_dot(r[j], x);
     for (std::size_t a = 0; a < k; ++a) {
       T s(0);
       for (std::size_t b = 0; b < k; ++b) s += f.gram_inverse(a, b) * dots[b];
@@ -343,27 +353,26 @@ private:
   }
 
   void run_node(node& n, const T* b, T* x, bool with_coef) {
-    const std::size_t N = product(m_shape);
     switch (n.what) {
       case kind::kron:
         n.leaf->run(b, x);
-        if (with_coef && n.coef != T(1)) Ops::scale(N, n.coef, x);
+        if (with_coef && n.coef != T(1)) m_ops.scale(n.coef, x);
         return;
       case kind::sum: {
-        T* out = x == b ? Ops::data(n.acc) : x;
-        T* tmp = Ops::data(n.tmp);
+        T* out = x == b ? m_ops.data(n.acc) : x;
+        T* tmp = m_ops.data(n.tmp);
         for (std::size_t k = 0; k < n.terms.size(); ++k) {
           node& c = *n.terms[k];
           if (k == 0) {
             run_node(c, b, out, false);
-            if (c.coef != T(1)) Ops::scale(N, c.coef, out);
+            if (c.coef != T(1)) m_ops.scale(c.coef, out);
           } else {
             run_node(c, b, tmp, false);
-            Ops::axpy(N, c.coef, tmp, out);
+            m_ops.axpy(c.coef, tmp, out);
           }
         }
-        if (with_coef && n.coef != T(1)) Ops::scale(N, n.coef, out);
-        if (out != x) Ops::copy(N, out, x);
+        if (with_coef && n.coef != T(1)) m_ops.scale(n.coef, out);
+        if (out != x) m_ops.copy(out, x);
         return;
       }
       case kind::product: {
@@ -372,7 +381,7 @@ private:
           run_node(*n.terms[k], src, x, true);
           src = x;
         }
-        if (with_coef && n.coef != T(1)) Ops::scale(N, n.coef, x);
+        if (with_coef && n.coef != T(1)) m_ops.scale(n.coef, x);
         return;
       }
       case kind::inverse_sum: {
@@ -380,16 +389,17 @@ private:
         const std::size_t k = f.physical.size();
         if (k > 0) projection_coefs(f, f.physical, b);  // N^H b, before b may be overwritten
         f.forward->run(b, x);
-        for (std::size_t j = 0; j < k; ++j) Ops::rank_one_axpy(f.eigenbasis[j], -f.coefs[j], x);
-        Ops::eigen_scale(f.scaling, x);  // includes the inverse's coefficient
+        for (std::size_t j = 0; j < k; ++j) m_ops.rank_one_axpy(f.eigenbasis[j], -f.coefs[j], x);
+        m_ops.eigen_scale(f.scaling, x);  // includes the inverse's coefficient
         if (k > 0) projection_coefs(f, f.eigenbasis, x);
         f.backward->run(x, x);
-        for (std::size_t j = 0; j < k; ++j) Ops::rank_one_axpy(f.physical[j], -f.coefs[j], x);
+        for (std::size_t j = 0; j < k; ++j) m_ops.rank_one_axpy(f.physical[j], -f.coefs[j], x);
         return;
       }
     }
   }
 
+  Ops m_ops;
   shape_t m_shape;
   plan_description m_desc;
   std::unique_ptr<node> m_root;

@@ -6,6 +6,7 @@
 // coefficients and eigenvalue vectors are uploaded once, at compile time: a solve makes no
 // host<->device transfer.
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,14 +31,20 @@ struct device_composite_ops {
   static constexpr bool projections = false;
   using rank_one_type = int;
 
+  explicit device_composite_ops(shape_t s) : m_shape(std::move(s)), m_size(product(m_shape)) {}
+
+  const shape_t& shape() const { return m_shape; }
+  std::size_t local_size() const { return m_size; }
   static std::string name() { return std::string("device ") + device::system_name(); }
+  std::unique_ptr<leaf_plan> make_leaf(const operator_desc<T>& d) const { return std::make_unique<leaf_plan>(d, m_shape); }
+  plan_description explain_leaf(const operator_desc<T>& d) const { return leaf_plan::explain(d, m_shape); }
   static device::context& ctx() { return *device::default_context(); }
-  static buffer allocate(std::size_t n) { return buffer(n); }
+  buffer allocate() const { return buffer(m_size); }
   static T* data(buffer& b) { return b.data(); }
 
-  static void axpy(std::size_t n, const T& a, const T* x, T* y) { device::axpy<T>(ctx(), n, a, x, y); }
-  static void scale(std::size_t n, const T& a, T* y) { device::scale<T>(ctx(), n, a, y); }
-  static void copy(std::size_t n, const T* x, T* y) { device::copy_on_device(ctx(), y, x, n * sizeof(T)); }
+  void axpy(const T& a, const T* x, T* y) const { device::axpy<T>(ctx(), m_size, a, x, y); }
+  void scale(const T& a, T* y) const { device::scale<T>(ctx(), m_size, a, y); }
+  void copy(const T* x, T* y) const { device::copy_on_device(ctx(), y, x, m_size * sizeof(T)); }
   static void finish() { ctx().synchronize(); }
 
   static std::pair<std::size_t, std::size_t> scaling_uploads(std::size_t terms, std::size_t axis_total) {
@@ -68,6 +75,10 @@ struct device_composite_ops {
   static rank_one_type prepare_rank_one(const std::vector<std::vector<T>>&) { return 0; }
   static T rank_one_dot(const rank_one_type&, const T*) { return T(0); }
   static void rank_one_axpy(const rank_one_type&, const T&, T*) {}
+
+private:
+  shape_t m_shape;
+  std::size_t m_size;
 };
 
 template <class T>

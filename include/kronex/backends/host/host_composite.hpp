@@ -5,6 +5,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,23 +23,31 @@ struct host_composite_ops {
   // A rank-one tensor v_0 ⊗ ... ⊗ v_{D-1}.
   using rank_one_type = std::vector<std::vector<T>>;
 
+  explicit host_composite_ops(shape_t s) : m_shape(std::move(s)), m_size(product(m_shape)) {}
+
+  const shape_t& shape() const { return m_shape; }
+  std::size_t local_size() const { return m_size; }
   static std::string name() { return "host"; }
-  static buffer allocate(std::size_t n) { return buffer(n, T(0)); }
+  std::unique_ptr<leaf_plan> make_leaf(const operator_desc<T>& d) const { return std::make_unique<leaf_plan>(d, m_shape); }
+  plan_description explain_leaf(const operator_desc<T>& d) const { return leaf_plan::explain(d, m_shape); }
+
+  buffer allocate() const { return buffer(m_size, T(0)); }
   static T* data(buffer& b) { return b.data(); }
 
-  static void axpy(std::size_t n, const T& a, const T* x, T* y) {
-    for (std::size_t i = 0; i < n; ++i) y[i] += a * x[i];
+  void axpy(const T& a, const T* x, T* y) const {
+    for (std::size_t i = 0; i < m_size; ++i) y[i] += a * x[i];
   }
-  static void scale(std::size_t n, const T& a, T* y) {
-    for (std::size_t i = 0; i < n; ++i) y[i] *= a;
+  void scale(const T& a, T* y) const {
+    for (std::size_t i = 0; i < m_size; ++i) y[i] *= a;
   }
-  static void copy(std::size_t n, const T* x, T* y) { std::memcpy(y, x, n * sizeof(T)); }
+  void copy(const T* x, T* y) const { std::memcpy(y, x, m_size * sizeof(T)); }
 
   static constexpr bool projections = true;
   static void finish() {}
 
   static scaling_type prepare_scaling(const eigen_scaling<T>& s) { return s; }
   static std::pair<std::size_t, std::size_t> scaling_uploads(std::size_t, std::size_t) { return {0, 0}; }
+
   // x(i) *= scale / s(i), or 0 where |s(i)| <= cutoff (a dropped mode).
   static void eigen_scale(const scaling_type& s, T* x) {
     s.for_each_sum(s.sizes, shape_t(s.sizes.size(), 0), [&](std::size_t i, const T& v) {
@@ -76,6 +85,10 @@ struct host_composite_ops {
   static void rank_one_axpy(const rank_one_type& v, const T& a, T* x) {
     for_each_entry(v, [&](std::size_t i, const T& w) { x[i] += a * w; });
   }
+
+private:
+  shape_t m_shape;
+  std::size_t m_size;
 };
 
 template <class T>
