@@ -88,8 +88,8 @@ auto compile(const composite_expr<K, C...>& expr, const Like& like, const compil
   t.options = options;
   if constexpr (detail::has_backend<Like>::value) {
     static_assert(backend_traits<Like>::template has_tree_compile<T, E::rank, Like>(),
-                  "kronex: operator sums, scalar multiples and compositions run on host and device operands so far; "
-                  "this operand's backend compiles single Kronecker products");
+                  "kronex: operator sums, scalar multiples and compositions run on host, device and distributed host "
+                  "operands so far; this operand's backend compiles single Kronecker products");
     return backend_traits<Like>::template compile<T, E::rank>(t, like);
   }
   else
@@ -109,8 +109,8 @@ plan_description explain_plan(const composite_expr<K, C...>& expr, const Like& l
   t.options = options;
   if constexpr (detail::has_backend<Like>::value) {
     static_assert(backend_traits<Like>::template has_tree_compile<T, E::rank, Like>(),
-                  "kronex: operator sums, scalar multiples and compositions run on host and device operands so far; "
-                  "this operand's backend compiles single Kronecker products");
+                  "kronex: operator sums, scalar multiples and compositions run on host, device and distributed host "
+                  "operands so far; this operand's backend compiles single Kronecker products");
     return backend_traits<Like>::template explain<T, E::rank>(t, like);
   }
   else

@@ -6,9 +6,12 @@
 // V_d^H M_d V_d = I diagonalises every term, and the sum's eigenvalue at (i_1, ..., i_D) is
 // sum_t c_t prod_d (lambda_d[i_d] if term t uses K_d, else 1).
 //
-// analyse_separable() reads the terms' entries (O(sum n_d^2) memory and time) and decides; it
-// throws not_separable naming the axis and the matrices found there, or the term that is not a
-// Kronecker product. It factors nothing: the eigen set-up is fast_diagonalisation.hpp's.
+// analyse_separable() reads the terms' entries (O(sum n_d^2) memory) and decides; it throws
+// not_separable naming the axis and the matrices found there, or the term that is not a
+// Kronecker product. To tell M from K on an axis with two matrices it tries a Cholesky
+// factorization of each (O(n_d^3), as the eigen set-up); the eigenproblems themselves are
+// fast_diagonalisation.hpp's.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -18,6 +21,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "../core/error.hpp"
+#include "../lapack/lapack.hpp"
 #include "../plan/operator_tree.hpp"
 
 namespace kronex::detail {
@@ -74,6 +78,35 @@ bool is_hermitian(const xt::xtensor<T, 2>& a) {
   return true;
 }
 
+// A condition estimate of a hermitian matrix from its Cholesky factor, (max L_ii / min L_ii)^2
+// (a lower bound of its 2-norm condition number); infinity when it is not positive definite.
+template <class T>
+double cholesky_condition(const xt::xtensor<T, 2>& a) {
+  const std::size_t n = a.shape()[0];
+  std::vector<T> c(n * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) c[i + j * n] = a(i, j);
+  if (lapack::potrf<T>(lapack::int_t(n), c.data()) != 0) return std::numeric_limits<double>::infinity();
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = double(std::abs(c[i + i * n]));
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+  }
+  return lo > 0 ? (hi / lo) * (hi / lo) : std::numeric_limits<double>::infinity();
+}
+
+// Which of an axis's two matrices is M: the identity if one is; else the better conditioned of
+// those that are positive definite (a mass matrix rather than a stiffness, which may be
+// singular, or nearly so, and would make the eigenvalues huge and inaccurate). The eigen set-up
+// reports an axis where neither is definite.
+template <class T>
+std::size_t choose_m(const xt::xtensor<T, 2>& a, const xt::xtensor<T, 2>& b) {
+  if (is_identity_matrix(a)) return 0;
+  if (is_identity_matrix(b)) return 1;
+  return cholesky_condition(b) < cholesky_condition(a) ? 1 : 0;
+}
+
 template <class T>
 separable_sum<T> analyse_separable(const operator_tree<T>& s) {
   using K = typename operator_tree<T>::kind;
@@ -118,13 +151,6 @@ separable_sum<T> analyse_separable(const operator_tree<T>& s) {
     }
     separable_axis<T> ax;
     ax.n = out.sizes[d];
-    // M: the identity if present, else the matrix more terms use (the mass matrix of a
-    // Laplacian-like sum); the eigen set-up tries the other one if that is not definite.
-    std::size_t mi = 0;
-    if (mats.size() == 2) {
-      if (is_identity_matrix(mats[1])) mi = 1;
-      else if (!is_identity_matrix(mats[0]) && users[1].size() > users[0].size()) mi = 1;
-    }
     for (std::size_t m = 0; m < mats.size(); ++m)
       if (!is_hermitian(mats[m]))
         throw not_separable(message("kronex: cannot solve ", s.text(), ": ", names[m], " on axis ", d, " is not ",
@@ -144,6 +170,7 @@ separable_sum<T> analyse_separable(const operator_tree<T>& s) {
         for (std::size_t t : users[0]) out.uses_k[t][d] = true;
       }
     } else {
+      const std::size_t mi = choose_m(mats[0], mats[1]);
       const std::size_t ki = 1 - mi;
       ax.m_identity = is_identity_matrix(mats[mi]);
       if (!ax.m_identity) ax.m = std::move(mats[mi]);

@@ -89,8 +89,8 @@ struct backend_traits_base : Policy {
       return evaluate<T, D>(d, b);
     }
     static_assert(has_tree_compile<T, D, Like>(),
-                  "kronex: operator sums, scalar multiples and compositions run on host and device operands so far; "
-                  "this operand's backend compiles single Kronecker products");
+                  "kronex: operator sums, scalar multiples and compositions run on host, device and distributed host "
+                  "operands so far; this operand's backend compiles single Kronecker products");
     if constexpr (has_tree_compile<T, D, Like>()) {
       auto op = Policy::template compile<T, D>(t, b);
       return op(b);

@@ -163,4 +163,17 @@ int_t sygv(int_t n, T* a, T* b, real_t_of<T>* w) {
   return info;
 }
 
+// Cholesky factorization A = L L^H (?potrf, uplo 'L'); a column-major n x n. info > 0: A is not
+// positive definite (its leading minor of order info is not).
+template <class T>
+int_t potrf(int_t n, T* a) {
+  const char uplo = 'L';
+  int_t info = 0;
+  if constexpr (std::is_same_v<T, float>) LAPACK_spotrf(&uplo, &n, a, &n, &info);
+  else if constexpr (std::is_same_v<T, double>) LAPACK_dpotrf(&uplo, &n, a, &n, &info);
+  else if constexpr (std::is_same_v<T, std::complex<float>>) LAPACK_cpotrf(&uplo, &n, a, &n, &info);
+  else LAPACK_zpotrf(&uplo, &n, a, &n, &info);
+  return info;
+}
+
 } // namespace kronex::lapack

@@ -18,7 +18,8 @@
 //   scaling_type, prepare_scaling(eigen_scaling), eigen_scale(scaling, x)
 //   scaling_uploads(terms, axis_total)  host->device copies prepare_scaling makes: {count, bytes}
 //   projections               whether the pseudo-inverse's projections run here; then
-//   rank_one_type, prepare_rank_one(vectors), rank_one_dot(r, x), rank_one_axpy(r, a, x)
+//   rank_one_type, prepare_rank_one(vectors), rank_one_dots(rs, x, out) (out[j] = (⊗rs[j])^H x,
+//                             over the whole tensor), rank_one_axpy(r, a, x)
 //   finish()                  called when run() is done (the device waits for its stream)
 // Built in the phases every plan has: the check and plan phases (explain) read the factors'
 // entries only to test separability; instantiation solves the eigenproblems, compiles the
@@ -66,6 +67,16 @@ public:
 
   const plan_description& description() const noexcept { return m_desc; }
   const shape_t& shape() const noexcept { return m_shape; }
+  const shape_t& global_shape() const noexcept { return m_shape; }
+  // Exchanges one run makes (distributed leaves), as the plan lists them.
+  std::size_t exchanges() const noexcept {
+    std::size_t n = 0;
+    for (const step& s : m_desc.steps) {
+      const auto* e = std::get_if<exchange_step>(&s);
+      n += e && e->how != exchange_step::method::local_copy ? 1 : 0;
+    }
+    return n;
+  }
 
   // x = op(b) on C-order arrays of shape(); x may equal b.
   void run(const T* b, T* x) {
@@ -79,7 +90,7 @@ private:
     typename Ops::scaling_type scaling;
     std::vector<typename Ops::rank_one_type> physical, eigenbasis;
     xt::xtensor<T, 2> gram_inverse;
-    std::vector<T> coefs;  // scratch for the projections' k coefficients
+    std::vector<T> coefs, dots;  // scratch for the projections' k coefficients and dot products
   };
   struct node {
     kind what = kind::kron;
@@ -329,6 +340,7 @@ private:
     }
     make->gram_inverse = fd->projection.gram_inverse;
     make->coefs.assign(k, T(0));
+    make->dots.assign(k, T(0));
     return make;
   }
 
@@ -343,8 +355,8 @@ private:
   // coefs = G^{-1} [N^H x]: the projection's coefficients for the rank-one tensors r.
   void projection_coefs(fd_node& f, const std::vector<typename Ops::rank_one_type>& r, const T* x) {
     const std::size_t k = r.size();
-    std::vector<T> dots(k);
-    for (std::size_t j = 0; j < k; ++j) dots[j] = m_ops.rank_one_dot(r[j], x);
+    std::vector<T>& dots = f.dots;
+    m_ops.rank_one_dots(r, x, dots.data());
     for (std::size_t a = 0; a < k; ++a) {
       T s(0);
       for (std::size_t b = 0; b < k; ++b) s += f.gram_inverse(a, b) * dots[b];

@@ -70,10 +70,10 @@ struct device_composite_ops {
     a.cutoff = s.cutoff;
     return d;
   }
-  static void eigen_scale(const scaling_type& s, T* x) { device::eigen_scale<T>(ctx(), s.args, x); }
+  void eigen_scale(const scaling_type& s, T* x) const { device::eigen_scale<T>(ctx(), s.args, x); }
 
   static rank_one_type prepare_rank_one(const std::vector<std::vector<T>>&) { return 0; }
-  static T rank_one_dot(const rank_one_type&, const T*) { return T(0); }
+  static void rank_one_dots(const std::vector<rank_one_type>&, const T*, T*) {}
   static void rank_one_axpy(const rank_one_type&, const T&, T*) {}
 
 private:

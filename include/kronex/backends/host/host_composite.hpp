@@ -23,7 +23,11 @@ struct host_composite_ops {
   // A rank-one tensor v_0 ⊗ ... ⊗ v_{D-1}.
   using rank_one_type = std::vector<std::vector<T>>;
 
-  explicit host_composite_ops(shape_t s) : m_shape(std::move(s)), m_size(product(m_shape)) {}
+  explicit host_composite_ops(shape_t s) : host_composite_ops(s, s, shape_t(s.size(), 0)) {}
+  // The kernels on one block of a larger tensor (a distributed tensor's block): global shape,
+  // the block's extent and its offset.
+  host_composite_ops(shape_t global, shape_t extent, shape_t origin)
+      : m_shape(std::move(global)), m_extent(std::move(extent)), m_origin(std::move(origin)), m_size(product(m_extent)) {}
 
   const shape_t& shape() const { return m_shape; }
   std::size_t local_size() const { return m_size; }
@@ -49,13 +53,19 @@ struct host_composite_ops {
   static std::pair<std::size_t, std::size_t> scaling_uploads(std::size_t, std::size_t) { return {0, 0}; }
 
   // x(i) *= scale / s(i), or 0 where |s(i)| <= cutoff (a dropped mode).
-  static void eigen_scale(const scaling_type& s, T* x) {
-    s.for_each_sum(s.sizes, shape_t(s.sizes.size(), 0), [&](std::size_t i, const T& v) {
+  void eigen_scale(const scaling_type& s, T* x) const {
+    s.for_each_sum(m_extent, m_origin, [&](std::size_t i, const T& v) {
       x[i] = double(std::abs(v)) <= s.cutoff ? T(0) : x[i] * (s.scale / v);
     });
   }
 
-  static rank_one_type prepare_rank_one(const std::vector<std::vector<T>>& v) { return v; }
+  // The rank-one tensor's part in this block.
+  rank_one_type prepare_rank_one(const std::vector<std::vector<T>>& v) const {
+    rank_one_type part(v.size());
+    for (std::size_t d = 0; d < v.size(); ++d)
+      part[d].assign(v[d].begin() + long(m_origin[d]), v[d].begin() + long(m_origin[d] + m_extent[d]));
+    return part;
+  }
 
   // Calls f(i, w) with w = prod_d v_d[i_d] for every entry (C order).
   template <class F>
@@ -75,11 +85,13 @@ struct host_composite_ops {
       }
     }
   }
-  // (⊗ v)^H x.
-  static T rank_one_dot(const rank_one_type& v, const T* x) {
-    T s(0);
-    for_each_entry(v, [&](std::size_t i, const T& w) { s += conj_if_complex(w) * x[i]; });
-    return s;
+  // out[j] = (⊗ r[j])^H x.
+  static void rank_one_dots(const std::vector<rank_one_type>& r, const T* x, T* out) {
+    for (std::size_t j = 0; j < r.size(); ++j) {
+      T s(0);
+      for_each_entry(r[j], [&](std::size_t i, const T& w) { s += conj_if_complex(w) * x[i]; });
+      out[j] = s;
+    }
   }
   // x += a (⊗ v).
   static void rank_one_axpy(const rank_one_type& v, const T& a, T* x) {
@@ -87,7 +99,7 @@ struct host_composite_ops {
   }
 
 private:
-  shape_t m_shape;
+  shape_t m_shape, m_extent, m_origin;
   std::size_t m_size;
 };
 

@@ -9,15 +9,17 @@
 
 #include "../../expr/lazy_result.hpp"
 #include "../backend.hpp"
+#include "distributed_composite.hpp"
 #include "distributed_plan.hpp"
 #include "distributed_tensor.hpp"
 
 namespace kronex {
 
-template <class Tensor>
-class distributed_operator
-    : public detail::compiled_operator<detail::distributed_plan<typename Tensor::value_type, typename Tensor::ranks_type>> {
-  using plan_type = detail::distributed_plan<typename Tensor::value_type, typename Tensor::ranks_type>;
+// Plan: distributed_plan for a Kronecker product, distributed_composite_plan for operator sums,
+// compositions and inverses of sums (host ranks).
+template <class Tensor, class Plan = detail::distributed_plan<typename Tensor::value_type, typename Tensor::ranks_type>>
+class distributed_operator : public detail::compiled_operator<Plan> {
+  using plan_type = Plan;
   using base = detail::compiled_operator<plan_type>;
 
 public:
@@ -31,10 +33,17 @@ public:
       : base(std::in_place, d, like.cart(), shape_t(like.global_shape().begin(), like.global_shape().end()), like.ranks()),
         m_grid(like.grid()) {}
 
+  // An operator sum, composition or inverse of a sum (collective).
+  template <class U = value_type>
+  distributed_operator(const operator_tree<U>& t, const Tensor& like) : base(std::in_place, t, ops(like)), m_grid(like.grid()) {}
+
   // Check and plan only (collective): what explain() prints.
   static plan_description explain(const operator_desc<value_type>& d, const Tensor& like) {
     return plan_type::explain(d, like.cart(), shape_t(like.global_shape().begin(), like.global_shape().end()),
                               like.ranks());
+  }
+  static plan_description explain(const operator_tree<value_type>& t, const Tensor& like) {
+    return plan_type::explain(t, ops(like));
   }
 
   // x = K(b) (or K^{-1} b); x may be b. Collective: every rank of the grid calls it.
@@ -56,6 +65,18 @@ public:
   std::size_t exchanges() const noexcept { return this->m_plan.exchanges(); }
 
 private:
+  // The composite plan's hooks for this tensor's grid and this rank's block.
+  static detail::distributed_composite_ops<value_type> ops(const Tensor& like) {
+    static_assert(std::is_same_v<typename Tensor::ranks_type, detail::host_ranks<value_type>>,
+                  "kronex: operator sums, scalar multiples and compositions run on distributed host tensors, not yet "
+                  "on distributed device tensors");
+    detail::box block;
+    block.offset.assign(like.local_offset().begin(), like.local_offset().end());
+    block.extent.assign(like.local_shape().begin(), like.local_shape().end());
+    return detail::distributed_composite_ops<value_type>(like.cart(), shape_t(like.global_shape().begin(), like.global_shape().end()),
+                                                         block);
+  }
+
   // The same global shape and grid on every rank, so a mismatch throws on every rank.
   void check(const Tensor& t, const char* what) const {
     base::check(shape_t(t.global_shape().begin(), t.global_shape().end()), what);
@@ -93,6 +114,19 @@ struct distributed_policy {
     static_assert(std::is_same_v<U, operand_value_type>,
                   "kronex: the operand's value type must match the factors' value type");
     return distributed_operator<Tensor>::explain(d, like);
+  }
+
+  // Operator sums, compositions and inverses of sums.
+  using composite_type = distributed_operator<Tensor, distributed_composite_plan<typename Tensor::value_type>>;
+  template <class U, std::size_t Rank>
+  static composite_type compile(const operator_tree<U>& t, const Tensor& like) {
+    static_assert(Rank == rank, "kronex::compile: the tensor's rank must equal the number of factors");
+    return composite_type(t, like);
+  }
+  template <class U, std::size_t Rank>
+  static plan_description explain(const operator_tree<U>& t, const Tensor& like) {
+    static_assert(Rank == rank, "kronex::explain: the tensor's rank must equal the number of factors");
+    return composite_type::explain(t, like);
   }
 };
 

@@ -98,6 +98,13 @@ public:
     return p.m_desc;
   }
 
+  // "mpi host, 4 ranks, grid (2,2)": the backend as plans on this grid print it.
+  static std::string backend_name(const cart_comm& comm) {
+    int size = 1;
+    for (int g : comm.grid()) size *= g;
+    return message("mpi ", Ranks::name, ", ", size, " ranks, grid ", format_grid(comm.grid()));
+  }
+
   const plan_description& description() const noexcept { return m_desc; }
   const shape_t& global_shape() const noexcept { return m_global; }
   const shape_t& shape() const noexcept { return m_global; }
@@ -202,10 +209,8 @@ private:
 
   // The printable plan: each phase's exchange, then its local steps (marked with the phase).
   void compose(const std::vector<plan_description>& local) {
-    int size = 1;
-    for (int g : m_comm->grid()) size *= g;
     m_desc = plan_description{};
-    m_desc.backend = message("mpi ", Ranks::name, ", ", size, " ranks, grid ", format_grid(m_comm->grid()));
+    m_desc.backend = backend_name(*m_comm);
     m_desc.value_type = value_traits<T>::name;
     m_desc.expression = m_expression;
     m_desc.shape = m_global;

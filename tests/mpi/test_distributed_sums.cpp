@@ -1,0 +1,115 @@
+// Operator sums on distributed host tensors, at 1 to 4 ranks and every process grid that fits:
+// the fast-diagonalisation solve, its pseudo-inverse (whose dot products are summed over the
+// ranks), an applied sum and a composition, against the dense reference gathered on every rank;
+// the plan's set-up and steps are the same on every rank and exchanges() counts its exchanges; errors
+// (not separable, singular) are raised on every rank.
+#define BOOST_TEST_MODULE test_distributed_sums
+#include <boost/test/unit_test.hpp>
+
+#include <array>
+#include <complex>
+#include <cstddef>
+#include <string>
+
+#include "kronex_mpi_test_support.hpp"
+
+namespace {
+
+namespace gallery = kronex::gallery;
+using kronex_test::distribute;
+using kronex_test::gather;
+using kronex_test::grids_for;
+using kronex_test::grid_text;
+using kronex_test::random_tensor;
+using kronex_test::rel_error;
+
+// True on every rank when `s` is the same text on every rank.
+bool same_on_all_ranks(const std::string& s) {
+  unsigned long length = s.size(), max_length = 0, min_length = 0;
+  MPI_Allreduce(&length, &max_length, 1, MPI_UNSIGNED_LONG, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&length, &min_length, 1, MPI_UNSIGNED_LONG, MPI_MIN, MPI_COMM_WORLD);
+  if (max_length != min_length) return false;
+  std::string root = s;
+  MPI_Bcast(root.data(), int(length), MPI_CHAR, 0, MPI_COMM_WORLD);
+  int same = root == s ? 1 : 0, all = 0;
+  MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+template <class T>
+void check_sums_3d(const std::array<int, 3>& grid) {
+  BOOST_TEST_CONTEXT(kronex::value_traits<T>::name << ", " << grid_text(grid)) {
+    const auto K0 = gallery::bspline_stiffness<T>(6, 2), M0 = gallery::bspline_mass<T>(6, 2);
+    const auto K1 = gallery::bspline_stiffness<T>(5, 2), M1 = gallery::bspline_mass<T>(5, 2);
+    const auto K2 = gallery::bspline_stiffness<T>(4, 2), M2 = gallery::bspline_mass<T>(4, 2);
+    auto L = kronex::kron(K0, M1, M2) + kronex::kron(M0, K1, M2) + kronex::kron(M0, M1, K2) + 0.5 * kronex::kron(M0, M1, M2);
+    const xt::xtensor<T, 3> b = random_tensor<T, 3>({6, 5, 4});
+    // The same b on every rank (rank 0's).
+    xt::xtensor<T, 3> b0 = b;
+    MPI_Bcast(b0.data(), int(b0.size() * sizeof(T)), MPI_BYTE, 0, MPI_COMM_WORLD);
+    auto bd = distribute(b0, grid);
+    auto S = kronex::compile(L.inverse(), bd);
+    // Local views and costs are each rank's own block; the eigen set-up (global) and the
+    // sequence of steps (methods, exchanges) are the same on every rank.
+    const std::string plan = kronex::to_string(S.plan());
+    std::string structure = plan.substr(0, plan.find("  steps"));
+    for (const auto& st : S.plan().steps) structure += std::string(kronex::to_string(kronex::kind_of(st))) + " " + kronex::step_method(st) + "\n";
+    BOOST_TEST(same_on_all_ranks(structure), plan);
+    std::size_t exchange_steps = 0;
+    for (const auto& st : S.plan().steps)
+      if (const auto* e = std::get_if<kronex::exchange_step>(&st))
+        exchange_steps += e->how != kronex::exchange_step::method::local_copy ? 1 : 0;
+    BOOST_TEST(S.exchanges() == exchange_steps);
+    auto xd = kronex::distributed_tensor<T, 3>::like(bd);
+    S(bd, xd);
+    const auto expected = kronex::reference::solve(L, b0);
+    BOOST_TEST(rel_error(gather(xd), expected) < 1e-10);
+    S(xd, xd);  // in place: L^{-2} b
+    BOOST_TEST(rel_error(gather(xd), kronex::reference::solve(L, expected)) < 1e-10);
+    // The lazy apply of the sum, and a composition's solve.
+    kronex::distributed_tensor<T, 3> yd = L.apply(bd);
+    BOOST_TEST(rel_error(gather(yd), kronex::reference::apply(L, b0)) < 1e-12);
+    auto P = kronex::kron(K0, M1, M2) * kronex::kron(M0, M1, M2);
+    auto Q = 0.5 * kronex::kron(M0, K1, M2) + kronex::kron(M0, M1, M2);
+    kronex::distributed_tensor<T, 3> pd = Q.solve(bd);
+    BOOST_TEST(rel_error(gather(pd), kronex::reference::solve(Q, b0)) < 1e-10);
+    kronex::distributed_tensor<T, 3> qd = P.apply(bd);
+    BOOST_TEST(rel_error(gather(qd), kronex::reference::apply(P, b0)) < 1e-12);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(fast_diagonalisation_on_every_grid) {
+  for (const auto& g : grids_for<3>(kronex_test::world_size())) {
+    check_sums_3d<double>(g);
+    check_sums_3d<std::complex<double>>(g);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(pseudo_inverse_and_errors_on_every_grid) {
+  const auto K = gallery::laplacian<double>(6, kronex::boundary::periodic);
+  const auto M = gallery::bspline_mass<double>(6, 1, kronex::boundary::periodic);
+  const auto Mc = gallery::bspline_mass<double>(5, 2);
+  const auto K5 = gallery::laplacian<double>(5);
+  for (const auto& g : grids_for<2>(kronex_test::world_size())) {
+    BOOST_TEST_CONTEXT(grid_text(g)) {
+      xt::xtensor<double, 2> b = random_tensor<double, 2>({6, 5});
+      MPI_Bcast(b.data(), int(b.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      auto bd = distribute(b, g);
+      // K periodic (singular) on axis 0, a non-identity M on axis 1: the projections' dot
+      // products span the ranks.
+      auto P = kronex::kron(K, Mc).pseudo_inverse(1e-10);
+      kronex::distributed_tensor<double, 2> xd = P.apply(bd);
+      BOOST_TEST(rel_error(gather(xd), kronex::reference::apply(P, b)) < 1e-10);
+      // A singular sum: K ⊗ (Mc + K5) vanishes wherever K's eigenvalue does.
+      auto L = kronex::kron(K, Mc) + kronex::kron(K, K5);
+      kronex_test::expect_error<kronex::singular_factor>([&] { auto S = kronex::compile(L.inverse(), bd); },
+                                                         {"singular", "(0,"});
+      // Three matrices on axis 0.
+      auto three = kronex::kron(K, Mc) + kronex::kron(M, K5) + kronex::kron(gallery::laplacian<double>(6), Mc);
+      kronex_test::expect_error<kronex::not_separable>([&] { auto S = kronex::compile(three.inverse(), bd); },
+                                                       {"axis 0", "three different matrices"});
+    }
+  }
+}
+
+} // namespace
