@@ -428,6 +428,36 @@ class Hardening(Base):
         self.assert_exit(r, 0)
         self.assertEqual(len([l for l in r.stdout.splitlines() if l.startswith("d=")]), 24)
 
+    @unittest.skipIf(ASAN, "an address-space limit needs a build without AddressSanitizer")
+    def test_stages_share_one_dense_factor_and_its_factorization(self):
+        # A 32 MiB dense factor used by six stages (solves, an apply, a transposed solve): held
+        # once, factored once (the LU serves both solves), one program per (factor, op). Held
+        # and factored once per stage, the same program needed over 1.4 GiB; it fits in 600 MiB.
+        n = 2000
+        rng = np.random.default_rng(SEED)
+        A = rng.standard_normal((n, n)) + n * np.eye(n)
+        np.save(self.path("A.npy"), A)
+        program = 'K = kron(npy("A.npy"))\nK.transpose().solve(K.solve(K.apply(K.solve(K.solve(ones())))))\n'
+        self.write("p.kx", program)
+        r = self.run_limited(768, "run", "-f", "p.kx", "--out", "x.npy")
+        self.assert_exit(r, 0)
+        Ai = np.linalg.inv(A)
+        expected = Ai.T @ (Ai @ (A @ (Ai @ (Ai @ np.ones(n)))))
+        self.assertLess(rel(np.load(self.path("x.npy")), expected), 1e-10)
+
+    @unittest.skipIf(ASAN, "an address-space limit needs a build without AddressSanitizer")
+    def test_a_dense_npy_factor_is_held_once(self):
+        # 128 MiB of zeros (a sparse file): explain reads the values (and checks them) but
+        # factors nothing. Held once it fits in 256 MiB; held twice (the file's array and the
+        # factor, or a copy per executable) it needed over 320 MiB.
+        import numpy.lib.format as fmt
+        with open(self.path("Z.npy"), "wb") as f:
+            fmt.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False, "shape": (4096, 4096)})
+            f.truncate(f.tell() + 8 * 4096 * 4096)
+        r = self.run_limited(256, "explain", 'Z = npy("Z.npy")\nK = kron(Z)\nK.solve(K.apply(ones()))')
+        self.assert_exit(r, 0)
+        self.assertIn("dense n=4096", r.stdout)
+
     def test_npy_header_is_checked_before_the_data_is_read(self):
         # A 2 GiB file (sparse: never written) meant for another operator: refused from its header
         # in a few megabytes, where reading it first needed twice its size.
