@@ -9,6 +9,7 @@
 #include <kronex/factors/gallery.hpp>
 
 #include "core/format.hpp"
+#include "core/memory.hpp"
 #include "io/matrix_market.hpp"
 #include "language/parser.hpp"
 
@@ -418,6 +419,8 @@ private:
       if ((*a)->values) {
         std::visit(make, (*a)->values->data);
       } else {
+        check_memory(double(shape[0]) * double(shape[1]) * double(size_of((*a)->type)), "the dense factor " + (*a)->text,
+                     arg.where);
         io::npy_array read = read_values(**a);
         std::visit([&](auto& x) { make(std::move(x)); }, read.data);
       }
@@ -541,7 +544,12 @@ private:
     }
     r->type = op->type ? op->type : operand_type;
     check_tensor_size(sizes, n.where);
-    if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&v)) values_of(**a);  // checked: read it now
+    if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&v)) {  // checked: read it now
+      double bytes = double(size_of((*a)->type));
+      for (std::size_t s : sizes) bytes *= double(s);
+      if (!(*a)->values) check_memory(bytes, "the operand " + (*a)->text, (*a)->where);
+      values_of(**a);
+    }
     return std::shared_ptr<const result_value>(r);
   }
 

@@ -2,6 +2,7 @@
 // chain_executable<T, D, Backend>: an evaluated program compiled for one value type, rank and
 // backend. The backend policy says what a tensor is there and how it moves (host_policy.hpp,
 // device_policy.hpp); the stages are built with the C++ API below, never by hand.
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <complex>
@@ -16,6 +17,7 @@
 #include <kronex/factors/any_factor.hpp>
 #include <kronex/plan/factor_store.hpp>
 
+#include "core/memory.hpp"
 #include "exec/executable.hpp"
 
 namespace kronex::dsl::exec {
@@ -133,40 +135,28 @@ class chain_executable final : public executable {
   using compiled = typename backend_traits<tensor>::template compiled_type<T, D>;
 
 public:
-  // With `allocate` false (explain), only the plans are made (check and plan phases): no
-  // factorization, no operand, no buffers. The stages are compiled with one factor_store, so a
-  // factor that several stages use is factored (and uploaded) once; the store goes with the
-  // constructor, freeing the LU factors, while the plans keep the forms they run.
+  // The plans are made first (check and plan phases); with `allocate` false (explain) that is
+  // all: no factorization, no operand, no buffers. Else what they need is checked against the
+  // memory limit before anything is allocated, and the stages are compiled with one
+  // factor_store, so a factor that several stages use is factored (and uploaded) once; the store
+  // goes with the constructor, freeing the LU factors, while the plans keep the forms they run.
   chain_executable(const evaluated_program& p, bool allocate) : m_allocated(allocate) {
-    if (allocate) {
-      m_b = Backend::upload(make_operand<T, D>(p));
-      m_x = Backend::like(m_b);
-    }
     std::array<std::size_t, D> shape{};
     for (std::size_t k = 0; k < D; ++k) shape[k] = p.shape[k];
+    for (const stage& s : p.stages)
+      m_plans.push_back(at_stage(s, [&] {
+        return explain_stage<T, D>(m_factors.of(*s.op), s, Backend::template explain_like<T, D>(shape));
+      }));
+    if (!allocate) return;
+    check_memory(bytes_needed(p), "the program", p.where);
+    m_b = Backend::upload(make_operand<T, D>(p));
+    m_x = Backend::like(m_b);
     compile_options options = p.options;
     options.store = std::make_shared<factor_store>();
-    for (const stage& s : p.stages) {
-      const std::vector<const any_factor<T>*> factors = m_factors.of(*s.op);
-      try {
-        if (allocate) {
-          m_ops.push_back(compile_stage<T, D>(factors, s, m_b, options));
-          m_plans.push_back(m_ops.back().plan());
-        } else {
-          m_plans.push_back(explain_stage<T, D>(factors, s, Backend::template explain_like<T, D>(shape)));
-        }
-      } catch (const singular_factor& e) {
-        // Point at the factor where the program defined it.
-        const auto& f = *s.op->factors.at(e.mode());
-        throw dsl_error(f.where, "singular factor " + f.text + " (mode " + std::to_string(e.mode()) +
-                                     ", LAPACK info " + std::to_string(e.info()) + "): " + e.what());
-      } catch (const invalid_factor& e) {
-        throw dsl_error(s.where, e.what());
-      } catch (const dimension_mismatch& e) {
-        throw dsl_error(s.where, e.what());
-      } catch (const size_limit_exceeded& e) {
-        throw dsl_error(s.where, e.what());
-      }  // other errors (a missing device, LAPACK or device failures) are not the program's
+    for (std::size_t k = 0; k < p.stages.size(); ++k) {
+      const stage& s = p.stages[k];
+      m_ops.push_back(at_stage(s, [&] { return compile_stage<T, D>(m_factors.of(*s.op), s, m_b, options); }));
+      m_plans[k] = m_ops.back().plan();
     }
   }
 
@@ -192,6 +182,41 @@ public:
   }
 
 private:
+  // f() for stage s, with the errors that are the program's pointing into it.
+  template <class F>
+  static auto at_stage(const stage& s, F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const singular_factor& e) {
+      // Point at the factor where the program defined it.
+      const auto& factor = *s.op->factors.at(e.mode());
+      throw dsl_error(factor.where, "singular factor " + factor.text + " (mode " + std::to_string(e.mode()) +
+                                   ", LAPACK info " + std::to_string(e.info()) + "): " + e.what());
+    } catch (const invalid_factor& e) {
+      throw dsl_error(s.where, e.what());
+    } catch (const dimension_mismatch& e) {
+      throw dsl_error(s.where, e.what());
+    } catch (const size_limit_exceeded& e) {
+      throw dsl_error(s.where, e.what());
+    }  // other errors (a missing device, LAPACK or device failures) are not the program's
+  }
+
+  // What preparing and running the program allocates, from the explained plans (m_plans): four
+  // tensors of the operand's size (the operand, the result, and the result's two copies on its
+  // way to a file; the device's are in memory too on the CPU device), every stage's factors and
+  // workspace (counted per stage, though stages may share them), and the factoring of the
+  // largest: LAPACK's working copy and the LU's rows, about twice the program it becomes.
+  double bytes_needed(const evaluated_program& p) const {
+    double values = 1;
+    for (std::size_t n : p.shape) values *= double(n);
+    double needs = 4 * values * sizeof(T), largest = 0;
+    for (const plan_description& d : m_plans) {
+      needs += double(d.workspace_bytes) + double(d.factor_bytes);
+      largest = std::max(largest, double(d.factor_bytes));
+    }
+    return needs + 2 * largest;
+  }
+
   bool m_allocated;
   tensor m_b, m_x;
   // The factors the stages were compiled from, held so that the program may go away.
