@@ -3,6 +3,7 @@
 //    exactly one counted copy each of size*sizeof(T) bytes; device copies and solves make none;
 //    compile() uploads exactly one matrix per banded/dense factor and one vector per diagonal
 //    factor, and the plan's setup_transfers/setup_transfer_bytes are what the counter measured;
+//    operators compiled with one factor_store upload each (factor, op) matrix once;
 //  - the guard: inside a kronex::no_transfer_guard scope every explicit copy throws
 //    kronex::transfer_error naming its direction, copies nothing and counts nothing; guards
 //    nest; they are per thread;

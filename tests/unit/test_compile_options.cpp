@@ -5,7 +5,8 @@
 //    estimate and which threshold; explain() never factors, so it refuses nothing;
 //  - check_finite: a NaN or Inf entry in a banded, periodic, dense or diagonal factor is an
 //    invalid_factor naming the mode, the entry (row, column) and its value, in the check phase;
-//  - kronex::check_finite(x, what) on an operand: non_finite_value with the C-order index.
+//  - kronex::check_finite(x, what) on an operand: non_finite_value with the C-order index;
+//  - store: operators compiled with one factor_store share LUs and programs, with the same results.
 #define BOOST_TEST_MODULE test_compile_options
 #include <boost/test/unit_test.hpp>
 
