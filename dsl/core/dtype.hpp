@@ -2,6 +2,7 @@
 // The DSL's names for kronex's four value types, and the one place that turns a run-time dtype
 // into a compile-time type (with_dtype), so no other file switches on dtypes.
 #include <complex>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,17 @@ inline std::optional<dtype> dtype_from_name(std::string_view s) {
 }
 
 inline bool is_complex(dtype t) { return t == dtype::complex64 || t == dtype::complex128; }
+
+// Bytes per value.
+inline std::size_t size_of(dtype t) {
+  switch (t) {
+    case dtype::float32: return 4;
+    case dtype::float64: return 8;
+    case dtype::complex64: return 8;
+    case dtype::complex128: return 16;
+  }
+  return 16;
+}
 
 template <class T>
 constexpr dtype dtype_of() {

@@ -9,6 +9,7 @@
 #include <kronex/factors/gallery.hpp>
 
 #include "core/format.hpp"
+#include "core/memory.hpp"
 #include "io/matrix_market.hpp"
 #include "language/parser.hpp"
 
@@ -375,6 +376,14 @@ private:
       throw dsl_error(a.where, std::string("cannot use ") + e.what());
     }
   }
+  // The same, for values that the caller keeps (not cached in the array_value).
+  static io::npy_array read_values(const array_value& a) {
+    try {
+      return io::read_npy(a.path, a.type);
+    } catch (const file_error& e) {
+      throw dsl_error(a.where, std::string("cannot use ") + e.what());
+    }
+  }
 
   value generate(const node& n, bool random) {
     const signature s{random ? "random" : "ones", random ? 1u : 0u, random ? 1u : 0u,
@@ -397,15 +406,25 @@ private:
         throw dsl_error(arg.where, "a dense factor must be a square, non-empty 2D array; " + (*a)->path +
                                        " has shape " + format_shape(shape_t(shape.begin(), shape.end())));
       }
-      const auto& arr = values_of(**a);
+      if ((*a)->factor) return (*a)->factor;
       auto f = std::make_shared<factor_value>();
       f->text = (*a)->text;
       f->where = arg.where;
-      std::visit([&](const auto& x) {
+      // Values already read (the array is an operand too) are copied; else they are read here
+      // and moved into the factor, never held twice.
+      auto make = [&](auto&& x) {
         using T = typename std::decay_t<decltype(x)>::value_type;
-        xt::xtensor<T, 2> dense = x;
-        f->factor = any_factor<T>(std::move(dense));
-      }, arr.data);
+        f->factor = any_factor<T>(xt::xtensor<T, 2>(std::forward<decltype(x)>(x)));
+      };
+      if ((*a)->values) {
+        std::visit(make, (*a)->values->data);
+      } else {
+        check_memory(double(shape[0]) * double(shape[1]) * double(size_of((*a)->type)), "the dense factor " + (*a)->text,
+                     arg.where);
+        io::npy_array read = read_values(**a);
+        std::visit([&](auto& x) { make(std::move(x)); }, read.data);
+      }
+      (*a)->factor = f;
       return f;
     }
     if (std::holds_alternative<std::shared_ptr<const operator_value>>(v)) {
@@ -525,7 +544,12 @@ private:
     }
     r->type = op->type ? op->type : operand_type;
     check_tensor_size(sizes, n.where);
-    if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&v)) values_of(**a);  // checked: read it now
+    if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&v)) {  // checked: read it now
+      double bytes = double(size_of((*a)->type));
+      for (std::size_t s : sizes) bytes *= double(s);
+      if (!(*a)->values) check_memory(bytes, "the operand " + (*a)->text, (*a)->where);
+      values_of(**a);
+    }
     return std::shared_ptr<const result_value>(r);
   }
 

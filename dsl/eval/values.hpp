@@ -64,6 +64,10 @@ struct array_value {
   source_range where;
   // Set on first use (by array(), or directly for an array that is not read from a file).
   mutable std::shared_ptr<const io::npy_array> values;
+  // The dense factor it makes, set on first use as a factor: every kron(...) that takes this
+  // array takes the same factor_value (so a program factors it once). Its values are read into
+  // the factor alone, not kept in `values` as well: a dense factor is held once.
+  mutable std::shared_ptr<const factor_value> factor;
 
   // The values, read now if they were not (io::read_npy: file_error on a bad value).
   const io::npy_array& array() const;

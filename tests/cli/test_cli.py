@@ -428,6 +428,70 @@ class Hardening(Base):
         self.assert_exit(r, 0)
         self.assertEqual(len([l for l in r.stdout.splitlines() if l.startswith("d=")]), 24)
 
+    @unittest.skipIf(ASAN, "an address-space limit needs a build without AddressSanitizer")
+    def test_stages_share_one_dense_factor_and_its_factorization(self):
+        # A 32 MiB dense factor used by six stages (solves, an apply, a transposed solve): held
+        # once, factored once (the LU serves both solves), one program per (factor, op). Held
+        # and factored once per stage, the same program needed over 1.4 GiB; it fits in 600 MiB.
+        n = 2000
+        rng = np.random.default_rng(SEED)
+        A = rng.standard_normal((n, n)) + n * np.eye(n)
+        np.save(self.path("A.npy"), A)
+        program = 'K = kron(npy("A.npy"))\nK.transpose().solve(K.solve(K.apply(K.solve(K.solve(ones())))))\n'
+        self.write("p.kx", program)
+        r = self.run_limited(768, "run", "-f", "p.kx", "--out", "x.npy")
+        self.assert_exit(r, 0)
+        Ai = np.linalg.inv(A)
+        expected = Ai.T @ (Ai @ (A @ (Ai @ (Ai @ np.ones(n)))))
+        self.assertLess(rel(np.load(self.path("x.npy")), expected), 1e-10)
+
+    @unittest.skipIf(ASAN, "an address-space limit needs a build without AddressSanitizer")
+    def test_a_dense_npy_factor_is_held_once(self):
+        # 128 MiB of zeros (a sparse file): explain reads the values (and checks them) but
+        # factors nothing. Held once it fits in 256 MiB; held twice (the file's array and the
+        # factor, or a copy per executable) it needed over 320 MiB.
+        import numpy.lib.format as fmt
+        with open(self.path("Z.npy"), "wb") as f:
+            fmt.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False, "shape": (4096, 4096)})
+            f.truncate(f.tell() + 8 * 4096 * 4096)
+        r = self.run_limited(256, "explain", 'Z = npy("Z.npy")\nK = kron(Z)\nK.solve(K.apply(ones()))')
+        self.assert_exit(r, 0)
+        self.assertIn("dense n=4096", r.stdout)
+
+    @unittest.skipIf(ASAN, "an address-space limit needs a build without AddressSanitizer")
+    def test_requests_larger_than_the_memory_limit_are_input_errors(self):
+        # Checked before anything is allocated: exit 2 naming the bytes needed and the limit
+        # (the address-space limit less what kronex maps), not exit 1 "out of memory" part way.
+        # The time limit catches a check made after allocating (and touching) gigabytes.
+        def too_large(r, what):
+            self.assert_exit(r, 2, what + " is too large: needs ")
+            m = re.search(r"needs (\d+) bytes, limit (\d+) bytes", r.stderr)
+            self.assertIsNotNone(m, r.stderr)
+            self.assertGreater(int(m.group(1)), int(m.group(2)))
+            self.assertLess(int(m.group(2)), 384 << 20)
+            return int(m.group(1))
+        # The tensors of a run: 2^28 values, four tensors of 2 GiB.
+        r = self.run_limited(384, "run", "kron(mass(1024, 1), mass(1024, 1), mass(256, 1)).solve(ones())", timeout=30)
+        self.assertGreaterEqual(too_large(r, "<expression>:1:1: error: the program"), 4 * 8 << 28)
+        # A dense factor's plan: 8192 x 8192 (a sparse file of zeros, 512 MiB) refused before
+        # its values are read.
+        import numpy.lib.format as fmt
+        with open(self.path("D.npy"), "wb") as f:
+            fmt.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False, "shape": (8192, 8192)})
+            f.truncate(f.tell() + 8 * 8192 * 8192)
+        r = self.run_limited(384, "explain", 'kron(npy("D.npy")).solve(ones())', timeout=30)
+        self.assertEqual(too_large(r, "the dense factor npy(\"D.npy\")"), 8 << 26)
+        # An operand read from a file: refused before it is read.
+        with open(self.path("b.npy"), "wb") as f:
+            fmt.write_array_header_1_0(f, {"descr": "<c16", "fortran_order": False, "shape": (4096, 8192)})
+            f.truncate(f.tell() + 16 * 4096 * 8192)
+        r = self.run_limited(384, "run", 'kron(mass(4096, 1, complex128), mass(8192, 1, complex128)).solve(npy("b.npy"))',
+                             timeout=30)
+        self.assertEqual(too_large(r, "the operand npy(\"b.npy\")"), 16 << 25)
+        # Within the limit, the same kinds of programs run.
+        r = self.run_limited(384, "run", "kron(mass(64, 1), mass(64, 1), mass(16, 1)).solve(ones())", timeout=30)
+        self.assert_exit(r, 0)
+
     def test_npy_header_is_checked_before_the_data_is_read(self):
         # A 2 GiB file (sparse: never written) meant for another operator: refused from its header
         # in a few megabytes, where reading it first needed twice its size.

@@ -3,6 +3,7 @@
 //    exactly one counted copy each of size*sizeof(T) bytes; device copies and solves make none;
 //    compile() uploads exactly one matrix per banded/dense factor and one vector per diagonal
 //    factor, and the plan's setup_transfers/setup_transfer_bytes are what the counter measured;
+//    operators compiled with one factor_store upload each (factor, op) matrix once;
 //  - the guard: inside a kronex::no_transfer_guard scope every explicit copy throws
 //    kronex::transfer_error naming its direction, copies nothing and counts nothing; guards
 //    nest; they are per thread;
@@ -192,6 +193,44 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(compile_uploads_one_array_per_factor, T, value_typ
   BOOST_TEST(staged->plan().setup_transfers == 2u);
   BOOST_TEST(staged->plan().setup_transfer_bytes == (36 + 5) * sizeof(T));
   BOOST_TEST(*F.calls == 0u);  // compiling does not call the function
+}
+
+// Operators compiled with one factor_store share each (factor, op, solve or apply) matrix: the
+// second compile of the same solve uploads nothing but the diagonal's values, its plan counts
+// no setup transfer for the shared matrices and says "shared"; a transposed solve shares the
+// host LU but needs its own matrix (op(A)^{-1} differs). Results equal the unshared operator's.
+BOOST_AUTO_TEST_CASE_TEMPLATE(operators_compiled_with_one_store_upload_once, T, value_types) {
+  const auto A = band<T>(6, 2, 1, boundary::clamped, true);
+  const xt::xtensor<T, 2> D = random_dense_matrix<T>(3, true);
+  const auto Dg = random_diagonal<T>(4);
+  const std::array<std::size_t, 3> shape{6, 3, 4};
+  const kronex::device_tensor<T, 3> bd(random_tensor<T, 3>(shape));
+  const auto K = kronex::kron(A, D, Dg);
+  kronex::compile_options o;
+  o.store = std::make_shared<kronex::factor_store>();
+  std::unique_ptr<kronex::device_operator<T, 3>> first, second, transposed;
+  const auto c1 = measure([&] { first = std::make_unique<kronex::device_operator<T, 3>>(kronex::compile(K.inverse(), bd, o)); });
+  check_counts(c1, 3, (36 + 9 + 4) * sizeof(T), 0, 0);
+  const auto c2 = measure([&] { second = std::make_unique<kronex::device_operator<T, 3>>(kronex::compile(K.inverse(), bd, o)); });
+  check_counts(c2, 1, 4 * sizeof(T), 0, 0);
+  BOOST_TEST(second->plan().setup_transfers == 1u);
+  BOOST_TEST(second->plan().setup_transfer_bytes == 4 * sizeof(T));
+  BOOST_TEST(second->plan().setup[0].result.find("shared") != std::string::npos);
+  BOOST_TEST(second->plan().setup[1].result.find("shared") != std::string::npos);
+  BOOST_TEST(first->plan().setup[0].result.find("shared") == std::string::npos);
+  BOOST_TEST(second->plan().setup[0].rcond == first->plan().setup[0].rcond);
+  const auto c3 = measure([&] {
+    transposed = std::make_unique<kronex::device_operator<T, 3>>(kronex::compile(K.transpose().inverse(), bd, o));
+  });
+  check_counts(c3, 3, (36 + 9 + 4) * sizeof(T), 0, 0);
+  o.store.reset();
+  const auto x = kronex::compile(K.inverse(), bd)(bd).to_host();
+  const auto xt_ = kronex::compile(K.transpose().inverse(), bd)(bd).to_host();
+  const auto x2 = (*second)(bd).to_host(), t2 = (*transposed)(bd).to_host();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    BOOST_TEST(std::abs(x2.data()[i] - x.data()[i]) == 0.0);
+    BOOST_TEST(std::abs(t2.data()[i] - xt_.data()[i]) == 0.0);
+  }
 }
 
 // explain() runs the check and plan phases only: no upload, no allocation, no device needed, and

@@ -5,7 +5,8 @@
 //    estimate and which threshold; explain() never factors, so it refuses nothing;
 //  - check_finite: a NaN or Inf entry in a banded, periodic, dense or diagonal factor is an
 //    invalid_factor naming the mode, the entry (row, column) and its value, in the check phase;
-//  - kronex::check_finite(x, what) on an operand: non_finite_value with the C-order index.
+//  - kronex::check_finite(x, what) on an operand: non_finite_value with the C-order index;
+//  - store: operators compiled with one factor_store share LUs and programs, with the same results.
 #define BOOST_TEST_MODULE test_compile_options
 #include <boost/test/unit_test.hpp>
 
@@ -122,4 +123,64 @@ BOOST_AUTO_TEST_CASE(check_finite_on_operands) {
   xt::xtensor<std::complex<float>, 1> c = xt::zeros<std::complex<float>>({3});
   c(2) = std::complex<float>(std::numeric_limits<float>::infinity(), 0);
   expect_error<kronex::non_finite_value>([&] { kronex::check_finite(c); }, {"tensor", "index (2)", "inf"});
+}
+
+// compile_options::store: operators compiled with one factor_store share each factor's LU (one
+// factorization for N, T and C solves) and each (factor, op) program; the plans say "shared",
+// the store counts its hits, and the results are those of operators compiled alone. A stricter
+// threshold still refuses a factor whose LU came from the store; dropping the store keeps the
+// compiled operators whole.
+BOOST_AUTO_TEST_CASE(operators_compiled_with_one_store_share_factorizations) {
+  const xt::xtensor<double, 2> A = {{4, 1, 0.5}, {1, 5, 1}, {0.5, 2, 6}};
+  kronex::banded<double> B(4, 1, 1);
+  for (std::size_t i = 0; i < 4; ++i) {
+    B(i, i) = 3 + double(i);
+    if (i + 1 < 4) B(i, i + 1) = -1, B(i + 1, i) = 0.5;
+  }
+  const auto K = kronex::kron(A, B);
+  const xt::xtensor<double, 2> b = {{1, 2, 3, 4}, {-1, 0, 1, 2}, {0.5, 0.25, 0, 1}};
+
+  kronex::compile_options o;
+  o.store = std::make_shared<kronex::factor_store>();
+  auto solve = kronex::compile(K.inverse(), b, o);
+  BOOST_TEST(o.store->hits() == 0u);
+  BOOST_TEST(o.store->size() == 4u);  // two LUs, two programs
+  BOOST_TEST(kronex::to_string(solve.plan()).find("shared") == std::string::npos);
+
+  auto solve_t = kronex::compile(K.transpose().inverse(), b, o);
+  BOOST_TEST(o.store->hits() == 2u);  // both LUs; the transposed programs are new
+  BOOST_TEST(o.store->size() == 6u);
+  for (const auto& s : solve_t.plan().setup) BOOST_TEST(s.result.find(" shared") != std::string::npos);
+
+  auto again = kronex::compile(K.inverse(), b, o);  // both programs, and the LUs for the numbers
+  BOOST_TEST(o.store->hits() == 6u);
+  BOOST_TEST(o.store->size() == 6u);
+  auto apply = kronex::compile(K, b, o);
+  auto apply_again = kronex::compile(K, b, o);
+  BOOST_TEST(o.store->hits() == 8u);
+  BOOST_TEST(o.store->size() == 8u);  // and the two apply programs
+  BOOST_TEST(apply_again.plan().setup[0].result.find("shared") != std::string::npos);
+
+  // The same numbers as operators compiled alone, also once the store is gone.
+  o.store.reset();
+  const auto close = boost::test_tools::tolerance(1e-13);
+  const xt::xtensor<double, 2> x = kronex::compile(K.inverse(), b)(b), xt_ = kronex::compile(K.transpose().inverse(), b)(b);
+  const xt::xtensor<double, 2> y = kronex::compile(K, b)(b);
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    BOOST_TEST(solve(b).data()[i] == x.data()[i], close);
+    BOOST_TEST(again(b).data()[i] == x.data()[i], close);
+    BOOST_TEST(solve_t(b).data()[i] == xt_.data()[i], close);
+    BOOST_TEST(apply(b).data()[i] == y.data()[i], close);
+    BOOST_TEST(apply_again(b).data()[i] == y.data()[i], close);
+  }
+  BOOST_TEST(solve.plan().setup[0].rcond == again.plan().setup[0].rcond);
+
+  // The threshold is each compile's own, checked on the shared estimate too.
+  kronex::compile_options strict;
+  strict.store = std::make_shared<kronex::factor_store>();
+  kronex::compile(K.inverse(), b, strict);
+  strict.min_rcond = 0.9;
+  expect_error<kronex::singular_factor>([&] { kronex::compile(K.transpose().inverse(), b, strict); },
+                                        {"mode 0", "below the threshold 0.9"});
+  BOOST_TEST(strict.store->hits() >= 1u);
 }

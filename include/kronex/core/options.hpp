@@ -1,7 +1,11 @@
 #pragma once
 // compile_options: what a user may set when compiling a plan (kronex::compile(expr, like, opts)).
 // The defaults are what a plain compile(expr, like) and the lazy forms use.
+#include <memory>
+
 namespace kronex {
+
+class factor_store;  // plan/factor_store.hpp
 
 struct compile_options {
   // A solved banded or dense factor whose reciprocal 1-norm condition number estimate is below
@@ -16,6 +20,12 @@ struct compile_options {
   // value. Off by default: it reads every stored entry once. Operands are checked with
   // kronex::check_finite (factors/finite.hpp).
   bool check_finite = false;
+
+  // Setup work shared with the other operators compiled with the same store (factor_store in
+  // plan/factor_store.hpp): each banded or dense factor is factored once, and its compiled forms
+  // built or uploaded once, however many operators use it. None by default: every compile
+  // factors its own factors.
+  std::shared_ptr<factor_store> store;
 };
 
 } // namespace kronex

@@ -26,6 +26,7 @@
 
 #include "../../core/error.hpp"
 #include "../../core/value_traits.hpp"
+#include "../../plan/factor_store.hpp"
 #include "../../plan/operator_desc.hpp"
 #include "../../plan/plan.hpp"
 #include "../../plan/schedule.hpp"
@@ -300,19 +301,45 @@ private:
 
   // The dense matrix of op(A)^{-1} (solve) or op(A) (apply), built by the host plan of this mode
   // alone: column j is the host result for e_j (same factorization, pivoting, corners, op and
-  // errors as the host path). Uploaded in column-major order, as cuBLAS reads it.
+  // errors as the host path). Uploaded in column-major order, as cuBLAS reads it. With a store
+  // (compile_options::store) the matrix is shared per (factor, op, solve or apply) with the other
+  // plans compiled with it, uploaded once (the host plan shares the LU too): a shared matrix is
+  // no setup transfer of this plan.
   void add_gemm(const operator_desc<T>& d, const gemm_step& st) {
-    const std::size_t n = d.factors[st.mode].n;
+    const factor_view<T>& f = d.factors[st.mode];
+    const std::size_t n = f.n;
     const shape_t line = line_shape(m_shape, st.mode);
-    host_plan<T> host(single_mode(d, st.mode, line), line);
-    m_desc.setup[st.mode].rcond = host.description().setup[st.mode].rcond;  // a solve's; -1 for an apply
-    std::vector<T> column_major(n * n, T(0));
-    for (std::size_t j = 0; j < n; ++j) {
-      T* column = column_major.data() + j * n;
-      column[j] = T(1);
-      host.run(column, column);
+    factor_setup& fs = m_desc.setup[st.mode];
+    auto make = [&] {
+      host_plan<T> host(single_mode(d, st.mode, line), line);
+      fs.rcond = host.description().setup[st.mode].rcond;  // a solve's; -1 for an apply
+      std::vector<T> column_major(n * n, T(0));
+      for (std::size_t j = 0; j < n; ++j) {
+        T* column = column_major.data() + j * n;
+        column[j] = T(1);
+        host.run(column, column);
+      }
+      device_buffer<T> m(column_major.size());
+      transfer(device::copy_direction::host_to_device, m.data(), column_major.data(), column_major.size() * sizeof(T),
+               "device plan setup: factor matrix");
+      return m;
+    };
+    m_payload.push_back(m_matrices.size());
+    if (!d.options.store) {
+      m_matrices.push_back(std::make_shared<const device_buffer<T>>(make()));
+      return;
     }
-    m_payload.push_back(upload(m_matrices, column_major, "device plan setup: factor matrix"));
+    const auto what = st.solve ? factor_store::form::device_solve : factor_store::form::device_apply;
+    auto [matrix, shared] = d.options.store->template get<device_buffer<T>>(f, what, st.trans, make);
+    m_matrices.push_back(std::move(matrix));
+    if (!shared) return;
+    if (st.solve) {  // the threshold is this plan's: check it on the shared LU's estimate
+      const host_plan<T> host(single_mode(d, st.mode, line), line);  // from the store: no factoring
+      fs.rcond = host.description().setup[st.mode].rcond;
+    }
+    fs.result += " shared";
+    --m_desc.setup_transfers;
+    m_desc.setup_transfer_bytes -= n * n * sizeof(T);
   }
 
   // A factor that must stay on the host: each run downloads the tensor, runs the host plan of
@@ -324,7 +351,7 @@ private:
 
   void run_step(std::size_t s, const T* src, T* dst) {
     const std::size_t payload = m_payload[s];
-    auto matrix = [&] { return m_matrices[payload].data(); };
+    auto matrix = [&] { return m_matrices[payload]->data(); };
     std::visit(
         overloaded{
             [&](const copy_step&) {
@@ -353,7 +380,9 @@ private:
   plan_description m_desc;
   std::vector<device_step> m_steps;                  // parallel to m_desc.steps
   std::vector<std::size_t> m_payload;                // per step: index into m_matrices, m_scales or m_staged
-  std::vector<device_buffer<T>> m_matrices;         // column-major n x n, one per GEMM step
+  // Column-major n x n, one per GEMM step; read only, so plans compiled with one factor_store
+  // share them.
+  std::vector<std::shared_ptr<const device_buffer<T>>> m_matrices;
   std::vector<device_buffer<T>> m_scales;
   std::vector<std::unique_ptr<host_plan<T>>> m_staged;
   std::vector<T> m_staging;                          // host copy of the tensor for staged steps

@@ -14,12 +14,15 @@
 #include <cstddef>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
 #include "../../core/value_traits.hpp"
 #include "../../factors/finite.hpp"
+#include "../../plan/factor_store.hpp"
 #include "../../plan/operator_desc.hpp"
 #include "../../plan/plan.hpp"
 #include "../../plan/schedule.hpp"
@@ -261,21 +264,56 @@ private:
   }
 
   // A banded or dense factor, factored once: the exact numbers replace the plan's estimates.
+  // With a store (compile_options::store), the LU and the program are shared with the other
+  // plans compiled with it: the LU per factor (it serves every op), the program per (factor, op).
+  // The threshold is checked for this plan's options whoever factored.
   void add_solve(const operator_desc<T>& d, lu_subst_step& st) {
     const auto& f = d.factors[st.mode];
-    const lu_factors<T> lu = factorize(f, st.mode, d.options);
-    m_desc.setup[st.mode].result =
-        message("L nnz=", lu.nnz_lower(), " U nnz=", lu.nnz_upper(), " swaps=", lu.swaps.size());
-    m_desc.setup[st.mode].rcond = lu.rcond;
-    add_program(solve_program(lu, st.trans), st);
+    factor_setup& fs = m_desc.setup[st.mode];
+    std::shared_ptr<const lu_factors<T>> lu;
+    bool lu_shared = false;
+    auto factor = [&] {
+      if (!d.options.store) {
+        lu = std::make_shared<const lu_factors<T>>(factorize(f, st.mode, d.options));
+        return;
+      }
+      std::tie(lu, lu_shared) = d.options.store->template get<lu_factors<T>>(
+          f, factor_store::form::lu, op::none, [&] { return factorize(f, st.mode, d.options); });
+      if (lu_shared) check_rcond(lu->rcond, st.mode, f, lu->method == "getrf" ? "gecon" : "lacn2", d.options);
+    };
+    const auto [program, program_shared] = shared_program(d, f, factor_store::form::host_solve, st.trans, [&] {
+      factor();
+      return solve_program(*lu, st.trans);
+    });
+    if (!lu) factor();  // the program was shared: the LU is in the store too, for the numbers
+    fs.result = message("L nnz=", lu->nnz_lower(), " U nnz=", lu->nnz_upper(), " swaps=", lu->swaps.size(),
+                        lu_shared || program_shared ? " shared" : "");
+    fs.rcond = lu->rcond;
+    add_program(program, st);
   }
 
-  void add_apply(const operator_desc<T>& d, matvec_step& st) { add_program(apply_program(d.factors[st.mode], st.trans), st); }
+  void add_apply(const operator_desc<T>& d, matvec_step& st) {
+    const auto& f = d.factors[st.mode];
+    const auto [program, shared] =
+        shared_program(d, f, factor_store::form::host_apply, st.trans, [&] { return apply_program(f, st.trans); });
+    if (shared) m_desc.setup[st.mode].result += " shared";
+    add_program(program, st);
+  }
 
-  void add_program(row_program<T> p, step_base& st) {
-    st.flops = C::program_flops(double(product(m_shape)) / double(p.n), p.madds(), p.multiplies());
+  // The program make() builds, or the store's for (f, form, trans); and whether it was shared.
+  template <class Make>
+  static std::pair<std::shared_ptr<const row_program<T>>, bool> shared_program(const operator_desc<T>& d,
+                                                                               const factor_view<T>& f,
+                                                                               factor_store::form what, op trans,
+                                                                               Make&& make) {
+    if (!d.options.store) return {std::make_shared<const row_program<T>>(make()), false};
+    return d.options.store->template get<row_program<T>>(f, what, trans, make);
+  }
+
+  void add_program(std::shared_ptr<const row_program<T>> p, step_base& st) {
+    st.flops = C::program_flops(double(product(m_shape)) / double(p->n), p->madds(), p->multiplies());
     m_payload.push_back(m_programs.size());
-    m_desc.factor_bytes += p.bytes();
+    m_desc.factor_bytes += p->bytes();
     m_programs.push_back(std::move(p));
   }
 
@@ -319,7 +357,7 @@ private:
             [&](const scale_step&) { scale_mode(L, n, R, m_scales[payload].data(), src, dst); },
             [&](const function_step&) { run_function_solve(m_functions[payload], L, n, R, src, dst); },
             [&](const lu_subst_step&) {
-              const auto& p = m_programs[payload];
+              const auto& p = *m_programs[payload];
               const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
               walk.run(src, dst, m_panels.data(), [&](T* panel, std::size_t strips) {
                 for (std::size_t k = 0; k < strips; ++k) run_solve_program(p, panel + k * n * V);
@@ -327,7 +365,7 @@ private:
               });
             },
             [&](const matvec_step&) {
-              const auto& p = m_programs[payload];
+              const auto& p = *m_programs[payload];
               const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
               T* out = m_panels.data() + m_panels.size() / 2;  // the output panel
               walk.run(src, dst, m_panels.data(), [&](T* panel, std::size_t strips) {
@@ -343,7 +381,8 @@ private:
   std::vector<host_step> m_steps;               // parallel to m_desc.steps
   std::vector<std::size_t> m_slab_group;        // per fused first step: slabs processed at once
   std::vector<std::size_t> m_payload;           // per step: index into m_programs, m_scales or m_functions
-  std::vector<row_program<T>> m_programs;
+  // Read only once built, so copies of the plan and plans compiled with one factor_store share them.
+  std::vector<std::shared_ptr<const row_program<T>>> m_programs;
   std::vector<std::vector<T>> m_scales;
   std::vector<std::function<void(T*, std::size_t)>> m_functions;
   std::vector<T> m_panels;
