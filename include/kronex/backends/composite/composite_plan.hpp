@@ -21,6 +21,13 @@
 //   rank_one_type, prepare_rank_one(vectors), rank_one_dots(rs, x, out) (out[j] = (⊗rs[j])^H x,
 //                             over the whole tensor), rank_one_axpy(r, a, x)
 //   finish()                  called when run() is done (the device waits for its stream)
+// and, optionally, for fast diagonalisation's two transforms:
+//   make_fd_transforms(forward, backward, instantiate) -> fd_transforms<leaf_plan, Ops>: the
+//                             transforms (compiled when instantiate) and their descriptions, and
+//                             the hooks for the block the scaling and the eigenbasis projections
+//                             run on when it is not the operand's (a distributed forward
+//                             transform ends in its last layout, where the backward one starts).
+//                             Without it: make_leaf / explain_leaf, all on the operand's block.
 // Built in the phases every plan has: the check and plan phases (explain) read the factors'
 // entries only to test separability; instantiation solves the eigenproblems, compiles the
 // leaves and allocates the buffers; run() allocates nothing.
@@ -28,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -36,6 +44,22 @@
 #include "../../plan/plan.hpp"
 
 namespace kronex::detail {
+
+// Fast diagonalisation's transforms as an Ops' make_fd_transforms makes them.
+template <class Leaf, class Ops>
+struct fd_transforms {
+  std::unique_ptr<Leaf> forward, backward;      // null when only planned (explain)
+  plan_description forward_desc, backward_desc;
+  std::optional<Ops> middle;  // the hooks for the block between them; none: the operand's block
+};
+
+template <class Ops, class T, class = void>
+struct has_fd_transforms : std::false_type {};
+template <class Ops, class T>
+struct has_fd_transforms<Ops, T,
+                         std::void_t<decltype(std::declval<const Ops&>().make_fd_transforms(
+                             std::declval<const operator_desc<T>&>(), std::declval<const operator_desc<T>&>(), true))>>
+    : std::true_type {};
 
 template <class T, class Ops>
 class composite_plan {
@@ -87,6 +111,8 @@ public:
 private:
   struct fd_node {
     std::unique_ptr<leaf_plan> forward, backward;
+    std::unique_ptr<Ops> middle;     // the hooks for the block between the transforms (none: m_ops)
+    typename Ops::buffer between;    // ... and the tensor there (with middle only)
     typename Ops::scaling_type scaling;
     std::vector<typename Ops::rank_one_type> physical, eigenbasis;
     xt::xtensor<T, 2> gram_inverse;
@@ -314,7 +340,9 @@ private:
     const std::string p = part;
     auto make = inst ? std::make_unique<fd_node>() : nullptr;
     if (k > 0) desc.steps.push_back(project(shape, k, false, p));  // dots only: alpha = G^{-1} N^H b
-    auto fwd = leaf_or_explain(forward, ops, inst, 0, p, "V", false, desc);
+    fd_transforms<leaf_plan, Ops> tr = transforms(ops, forward, backward, inst);
+    const Ops& mid = tr.middle ? *tr.middle : ops;
+    merge(tr.forward_desc, 0, p, "V", false, desc);
     if (k > 0) desc.steps.push_back(project(shape, k, true, p));
     eigen_scale_step es = whole_step<eigen_scale_step>(
         shape, size_of(shape) * double(t.terms.size()) * (value_traits<T>::is_complex ? 8.0 : 2.0), 2, p);
@@ -322,8 +350,9 @@ private:
     es.dropped = k;
     desc.steps.push_back(es);
     if (k > 0) desc.steps.push_back(project(shape, k, true, p));
-    auto bwd = leaf_or_explain(backward, ops, inst, 0, p, "V", false, desc);
+    merge(tr.backward_desc, 0, p, "V", false, desc);
     if (k > 0) desc.steps.push_back(project(shape, k, false, p));
+    if (tr.middle) desc.workspace_bytes += tr.middle->local_size() * sizeof(T);
     std::size_t axis_total = 0;
     for (std::size_t n : shape) axis_total += n;
     desc.factor_bytes += sum.coefs.size() * (sizeof(T) + axis_total * sizeof(real_t<T>));  // the scaling's data
@@ -331,17 +360,41 @@ private:
     desc.setup_transfers += uploads.first;
     desc.setup_transfer_bytes += uploads.second;
     if (!make) return make;
-    make->forward = std::move(fwd);
-    make->backward = std::move(bwd);
-    make->scaling = ops.prepare_scaling(fd->scaling);
+    make->forward = std::move(tr.forward);
+    make->backward = std::move(tr.backward);
+    make->scaling = mid.prepare_scaling(fd->scaling);
     for (std::size_t j = 0; j < k; ++j) {
       make->physical.push_back(ops.prepare_rank_one(fd->projection.physical[j]));
-      make->eigenbasis.push_back(ops.prepare_rank_one(fd->projection.eigenbasis[j]));
+      make->eigenbasis.push_back(mid.prepare_rank_one(fd->projection.eigenbasis[j]));
+    }
+    if (tr.middle) {
+      make->middle = std::make_unique<Ops>(std::move(*tr.middle));
+      make->between = make->middle->allocate();
     }
     make->gram_inverse = fd->projection.gram_inverse;
     make->coefs.assign(k, T(0));
     make->dots.assign(k, T(0));
     return make;
+  }
+
+  // The transforms by V^H and V: the Ops' own when it has them, else two leaves on the operand's block.
+  static fd_transforms<leaf_plan, Ops> transforms(const Ops& ops, const operator_desc<T>& forward,
+                                                  const operator_desc<T>& backward, bool inst) {
+    if constexpr (has_fd_transforms<Ops, T>::value) {
+      return ops.make_fd_transforms(forward, backward, inst);
+    } else {
+      fd_transforms<leaf_plan, Ops> r;
+      if (inst) {
+        r.forward = ops.make_leaf(forward);
+        r.backward = ops.make_leaf(backward);
+        r.forward_desc = r.forward->description();
+        r.backward_desc = r.backward->description();
+      } else {
+        r.forward_desc = ops.explain_leaf(forward);
+        r.backward_desc = ops.explain_leaf(backward);
+      }
+      return r;
+    }
   }
 
   static project_step project(const shape_t& shape, std::size_t k, bool eigenbasis, const std::string& part) {
@@ -353,10 +406,10 @@ private:
   }
 
   // coefs = G^{-1} [N^H x]: the projection's coefficients for the rank-one tensors r.
-  void projection_coefs(fd_node& f, const std::vector<typename Ops::rank_one_type>& r, const T* x) {
+  void projection_coefs(fd_node& f, const Ops& ops, const std::vector<typename Ops::rank_one_type>& r, const T* x) {
     const std::size_t k = r.size();
     std::vector<T>& dots = f.dots;
-    m_ops.rank_one_dots(r, x, dots.data());
+    ops.rank_one_dots(r, x, dots.data());
     for (std::size_t a = 0; a < k; ++a) {
       T s(0);
       for (std::size_t b = 0; b < k; ++b) s += f.gram_inverse(a, b) * dots[b];
@@ -399,12 +452,15 @@ private:
       case kind::inverse_sum: {
         fd_node& f = *n.fd;
         const std::size_t k = f.physical.size();
-        if (k > 0) projection_coefs(f, f.physical, b);  // N^H b, before b may be overwritten
-        f.forward->run(b, x);
-        for (std::size_t j = 0; j < k; ++j) m_ops.rank_one_axpy(f.eigenbasis[j], -f.coefs[j], x);
-        m_ops.eigen_scale(f.scaling, x);  // includes the inverse's coefficient
-        if (k > 0) projection_coefs(f, f.eigenbasis, x);
-        f.backward->run(x, x);
+        if (k > 0) projection_coefs(f, m_ops, f.physical, b);  // N^H b, before b may be overwritten
+        // Between the transforms: x itself, or the tensor on the middle block.
+        Ops& mid = f.middle ? *f.middle : m_ops;
+        T* y = f.middle ? mid.data(f.between) : x;
+        f.forward->run(b, y);
+        for (std::size_t j = 0; j < k; ++j) mid.rank_one_axpy(f.eigenbasis[j], -f.coefs[j], y);
+        mid.eigen_scale(f.scaling, y);  // includes the inverse's coefficient
+        if (k > 0) projection_coefs(f, mid, f.eigenbasis, y);
+        f.backward->run(y, x);
         for (std::size_t j = 0; j < k; ++j) m_ops.rank_one_axpy(f.physical[j], -f.coefs[j], x);
         return;
       }

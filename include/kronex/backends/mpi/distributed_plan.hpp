@@ -4,7 +4,8 @@
 // the modes solved in it on this rank's block, run unchanged: a host plan (host_ranks) or a
 // device plan (device_ranks, distributed_device_tensor.hpp). Between phases an MPI all-to-all (or allgatherv)
 // within the sub-communicator of the grid dimensions involved moves the data to the next layout.
-// The result ends in the input layout.
+// The result ends in the input layout, or, with exchange_options, the plan starts in another
+// layout and/or ends in its last phase's layout (start_block() and end_block() say where).
 //
 // Compiling is collective: local errors (shapes, singular factors) are raised on every rank
 // before any other collective call (see collective()).
@@ -70,7 +71,11 @@ public:
   // Check, plan and instantiate; collective over comm.
   distributed_plan(const operator_desc<T>& d, const std::shared_ptr<cart_comm>& comm, const shape_t& global,
                    Ranks ranks = Ranks())
-      : m_ranks(std::move(ranks)), m_comm(comm), m_global(global) {
+      : distributed_plan(d, comm, global, exchange_options{}, std::move(ranks)) {}
+  // Starting and ending where `layouts` says (exchange_schedule.hpp).
+  distributed_plan(const operator_desc<T>& d, const std::shared_ptr<cart_comm>& comm, const shape_t& global,
+                   const exchange_options& layouts, Ranks ranks = Ranks())
+      : m_ranks(std::move(ranks)), m_comm(comm), m_global(global), m_layouts(layouts) {
     const std::vector<int>& grid = comm->grid();
     collective(comm->get(), [&] {
       m_ranks.init();  // device ranks: a device must be visible (checked on every rank together)
@@ -85,7 +90,11 @@ public:
   // prints. Nothing is factored, allocated or uploaded, and no communicator is created.
   static plan_description explain(const operator_desc<T>& d, const std::shared_ptr<cart_comm>& comm,
                                   const shape_t& global, Ranks ranks = Ranks()) {
-    distributed_plan p(std::move(ranks), comm, global);
+    return explain(d, comm, global, exchange_options{}, std::move(ranks));
+  }
+  static plan_description explain(const operator_desc<T>& d, const std::shared_ptr<cart_comm>& comm,
+                                  const shape_t& global, const exchange_options& layouts, Ranks ranks = Ranks()) {
+    distributed_plan p(std::move(ranks), comm, global, layouts);
     collective(comm->get(), [&] {
       p.m_ranks.decide();
       p.prepare(d, comm->grid());
@@ -96,6 +105,18 @@ public:
       p.compose(local);
     });
     return p.m_desc;
+  }
+
+  // The layout a plan of `d` with these options ends in (check and plan only; collective: errors
+  // are raised on every rank).
+  static block_layout end_layout(const operator_desc<T>& d, const std::shared_ptr<cart_comm>& comm, const shape_t& global,
+                                 const exchange_options& layouts) {
+    block_layout end;
+    collective(comm->get(), [&] {
+      check_operand_shape(d, global, d.inverse ? "right-hand side" : "operand");
+      end = plan_exchanges(global, comm->grid(), needs_local(d), layouts).back().layout;
+    });
+    return end;
   }
 
   // "mpi host, 4 ranks, grid (2,2)": the backend as plans on this grid print it.
@@ -109,9 +130,16 @@ public:
   const shape_t& global_shape() const noexcept { return m_global; }
   const shape_t& shape() const noexcept { return m_global; }
   const shape_t& local_shape() const noexcept { return m_work.front().block.extent; }
+  // This rank's block (global offset and extent) of the operand, and of the result: the input
+  // layout's unless the exchange_options say otherwise. run() reads and writes C-order arrays of
+  // their sizes.
+  const box& start_block() const noexcept { return m_work.front().block; }
+  const box& end_block() const noexcept { return m_work.back().block; }
+  const block_layout& end_layout() const noexcept { return m_phases.back().layout; }
   std::size_t exchanges() const noexcept { return exchange_count(m_phases); }
 
-  // x = plan(b) on this rank's blocks (input layout, C order); x may equal b. Collective.
+  // x = plan(b) on this rank's blocks (start_block() and end_block(), C order); x may equal b
+  // when they are the same size. Collective.
   // Local work that throws on some ranks only (a function_solver's function, a device error)
   // must not leave the others waiting in the next exchange: a rank whose local work failed skips
   // the rest of it but still takes part in every exchange, and the ranks agree at the end of the
@@ -148,16 +176,21 @@ public:
   }
 
 private:
-  distributed_plan(Ranks ranks, const std::shared_ptr<cart_comm>& comm, const shape_t& global)
-      : m_ranks(std::move(ranks)), m_comm(comm), m_global(global) {}
+  distributed_plan(Ranks ranks, const std::shared_ptr<cart_comm>& comm, const shape_t& global, const exchange_options& layouts)
+      : m_ranks(std::move(ranks)), m_comm(comm), m_global(global), m_layouts(layouts) {}
+
+  // Per mode: whether its factor needs the mode whole on one rank (banded, dense, function).
+  static std::vector<bool> needs_local(const operator_desc<T>& d) {
+    std::vector<bool> r(d.factors.size());
+    for (std::size_t k = 0; k < d.factors.size(); ++k) {
+      const factor_kind kind = d.factors[k].kind;
+      r[k] = kind == factor_kind::banded || kind == factor_kind::dense || kind == factor_kind::function;
+    }
+    return r;
+  }
 
   void prepare(const operator_desc<T>& d, const std::vector<int>& grid) {
     check_operand_shape(d, m_global, d.inverse ? "right-hand side" : "operand");
-    std::vector<bool> needs_local(d.factors.size());
-    for (std::size_t k = 0; k < d.factors.size(); ++k) {
-      const factor_kind kind = d.factors[k].kind;
-      needs_local[k] = kind == factor_kind::banded || kind == factor_kind::dense || kind == factor_kind::function;
-    }
     schedule(d);  // backend-neutral checks (function solvers: solve only, untransposed)
     // Diagonals scale each rank's block where it lies, restricted to the block: a zero entry
     // would be found only by the rank holding it, and named by its index within the block. The
@@ -171,7 +204,7 @@ private:
           if (f.data[i] == T(0)) throw_singular(k, long(i + 1), f.describe(), "diagonal");
       }
     }
-    m_phases = plan_exchanges(m_global, grid, needs_local);
+    m_phases = plan_exchanges(m_global, grid, needs_local(d), m_layouts);
     m_expression = d.text();
     m_exchange_step_index.assign(m_phases.size(), 0);
 
@@ -462,6 +495,7 @@ private:
   Ranks m_ranks;
   std::shared_ptr<cart_comm> m_comm;
   shape_t m_global;
+  exchange_options m_layouts;  // where the plan starts and ends
   std::vector<exchange_phase> m_phases;
   std::vector<phase_work> m_work;
   plan_description m_desc;
