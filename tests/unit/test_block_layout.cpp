@@ -15,6 +15,12 @@
 //      copy only dimensions that replicated the data before, and every point of a rank's new
 //      block is held before the exchange by a rank of its group (itself for a local copy); with a spare axis every chain exchange moves exactly one grid dimension onto
 //      the axis freed just before; without one, each split mode is gathered and then copied back;
+//  - the options that let plans run back to back (fast diagonalisation's transforms), on the same
+//    grids and for every pair of patterns up to 4D: a plan with end_in_last keeps the chain's
+//    last layout (m exchanges, none back), and a plan starting there returns to the input layout
+//    in m exchanges when its modes are those of the first (2m in all, where returning made
+//    2(m + 1)), with every law above, and for any other pattern still solves every mode once,
+//    ends in the input layout and moves data only within its groups; invalid start layouts throw;
 //  - one schedule printed in full (a golden, derived by hand below).
 #include <kronex/backends/mpi/block_layout.hpp>
 #include <kronex/backends/mpi/exchange_schedule.hpp>
@@ -36,6 +42,7 @@ using kronex::shape_t;
 using kronex::detail::block_layout;
 using kronex::detail::block_range;
 using kronex::detail::box;
+using kronex::detail::exchange_options;
 using kronex::detail::exchange_phase;
 using kronex::detail::index_range;
 
@@ -303,10 +310,13 @@ BOOST_AUTO_TEST_CASE(copy_box_matches_element_loop) {
 
 namespace {
 
-// Checks every law of the schedule plan_exchanges makes for (global, grid, needs).
-void check_schedule(const shape_t& global, const std::vector<int>& grid, const std::vector<bool>& needs) {
+// Checks every law of the schedule plan_exchanges makes for (global, grid, needs, options);
+// returns it. The count and the shape of the schedule are checked for the default options.
+std::vector<exchange_phase> check_schedule(const shape_t& global, const std::vector<int>& grid,
+                                           const std::vector<bool>& needs, const exchange_options& options = {}) {
   const std::size_t D = global.size();
-  const auto phases = kronex::detail::plan_exchanges(global, grid, needs);
+  const auto phases = kronex::detail::plan_exchanges(global, grid, needs, options);
+  const bool other_start = !options.start.empty();
   const auto coords = all_coords(grid);
   BOOST_TEST_REQUIRE(!phases.empty());
 
@@ -320,19 +330,22 @@ void check_schedule(const shape_t& global, const std::vector<int>& grid, const s
     spare = spare || grid[k] == 1;
   }
 
-  // Phase 0 is the input layout, reached without an exchange, and runs the scales.
-  BOOST_TEST(phases[0].layout.split_by == input.split_by);
+  // Phase 0 is the start layout (the input layout by default), reached without an exchange, and
+  // runs the scales; the last is the input layout unless the plan ends in its last phase's.
+  BOOST_TEST(phases[0].layout.split_by == (other_start ? options.start : input.split_by));
   BOOST_TEST(phases[0].group_dims.empty());
   BOOST_TEST(phases[0].scales);
-  BOOST_TEST(phases.back().layout.split_by == input.split_by);
+  if (!options.end_in_last) BOOST_TEST(phases.back().layout.split_by == input.split_by);
   for (const auto& ph : phases) BOOST_TEST(ph.layout.global == global);
   for (std::size_t i = 1; i < phases.size(); ++i) BOOST_TEST(!phases[i].scales);
 
   // The exchange count and its bound.
   const std::size_t n = kronex::detail::exchange_count(phases);
-  BOOST_TEST(n <= m + 1);
-  BOOST_TEST(n == (m == 0 ? 0 : spare ? m + 1 : m));
-  if (m == 0) BOOST_TEST(phases.size() == 1u);
+  if (!other_start) {
+    BOOST_TEST(n <= m + 1);
+    BOOST_TEST(n == (m == 0 ? 0 : spare && !options.end_in_last ? m + 1 : m));
+    if (m == 0) BOOST_TEST(phases.size() == 1u);
+  }
 
   // Every mode that needs locality is solved exactly once, with its axis whole; the others never.
   std::vector<int> solved(D, 0);
@@ -390,7 +403,7 @@ void check_schedule(const shape_t& global, const std::vector<int>& grid, const s
   }
 
   // The shape of the schedule.
-  if (m == 0) return;
+  if (m == 0 || other_start || options.end_in_last) return phases;
   if (spare) {
     BOOST_TEST_REQUIRE(phases.size() == m + 2);
     long hole = -1;  // the first whole axis, then each solved mode in turn
@@ -426,6 +439,7 @@ void check_schedule(const shape_t& global, const std::vector<int>& grid, const s
       BOOST_TEST(back.layout.split_by == input.split_by);
     }
   }
+  return phases;
 }
 
 } // namespace
@@ -451,6 +465,97 @@ BOOST_AUTO_TEST_CASE(plan_exchanges_laws_every_grid) {
     }
   }
   BOOST_TEST(cases > 3000u);  // every grid of 1..6 dims with <= 4 ranks, every pattern, 2 shapes
+}
+
+// Plans back to back: the first ends in its last layout, the second starts there and ends in the
+// input layout. With the same modes (fast diagonalisation's two transforms) that is 2m exchanges.
+BOOST_AUTO_TEST_CASE(plan_exchanges_back_to_back_every_grid) {
+  const std::size_t regular[4] = {5, 4, 7, 3};
+  std::size_t cases = 0;
+  for (std::size_t D = 1; D <= 4; ++D) {
+    for (const auto& grid : grids_up_to(D, 4)) {
+      shape_t global(regular, regular + D);
+      std::size_t any_first = 0;
+      for (unsigned first = 0; first < (1u << D); ++first) {
+        std::vector<bool> needs(D);
+        std::size_t m = 0;
+        for (std::size_t k = 0; k < D; ++k) {
+          needs[k] = (first >> k) & 1u;
+          m += needs[k] && grid[k] > 1;
+        }
+        BOOST_TEST_CONTEXT("global " << text(global) << " grid " << text(grid) << " first mask " << first) {
+          exchange_options to_last;
+          to_last.end_in_last = true;
+          const auto forward = check_schedule(global, grid, needs, to_last);
+          exchange_options from_last;
+          from_last.start = forward.back().layout.split_by;
+          for (unsigned second = 0; second < (1u << D); ++second) {
+            std::vector<bool> needs2(D);
+            for (std::size_t k = 0; k < D; ++k) needs2[k] = (second >> k) & 1u;
+            BOOST_TEST_CONTEXT("second mask " << second) {
+              const auto backward = check_schedule(global, grid, needs2, from_last);
+              if (second == first) {
+                BOOST_TEST(kronex::detail::exchange_count(forward) == m);
+                BOOST_TEST(kronex::detail::exchange_count(backward) == m);
+              }
+            }
+            ++cases;
+          }
+          any_first += forward.back().layout.split_by != forward.front().layout.split_by;
+        }
+      }
+      if (D >= 2 && grid[0] > 1 && grid[D - 1] == 1)
+        BOOST_TEST(any_first > 0u, "no plan ended away from the input layout on grid " << text(grid));
+    }
+  }
+  BOOST_TEST(cases > 5000u);  // every grid of 1..4 dims with <= 4 ranks, every pair of patterns
+}
+
+// A start layout must use each grid dimension of more than one rank exactly once.
+BOOST_AUTO_TEST_CASE(plan_exchanges_invalid_start) {
+  const shape_t global{6, 5};
+  for (const std::vector<int>& start : {std::vector<int>{0, 0}, std::vector<int>{-1, -1}, std::vector<int>{0},
+                                        std::vector<int>{1, -1}, std::vector<int>{2, -1}}) {
+    exchange_options o;
+    o.start = start;
+    BOOST_CHECK_THROW(kronex::detail::plan_exchanges(global, {2, 1}, {true, true}, o), kronex::error);
+  }
+  exchange_options o;
+  o.start = {-1, 0};
+  BOOST_TEST(kronex::detail::exchange_count(kronex::detail::plan_exchanges(global, {2, 1}, {true, true}, o)) == 1u);
+}
+
+// The golden schedule below, split into two plans that run back to back.
+BOOST_AUTO_TEST_CASE(plan_exchanges_back_to_back_golden) {
+  // 3D (10,9,7) on grid (2,2,1), every mode banded. Forward, ending in its last layout: phase 0
+  // solves mode 2, then the chain as in plan_exchanges_golden without the return: (g1,-,g0).
+  exchange_options to_last;
+  to_last.end_in_last = true;
+  const auto forward = kronex::detail::plan_exchanges({10, 9, 7}, {2, 2, 1}, {true, true, true}, to_last);
+  // Backward from (g1,-,g0): phase 0 solves mode 1 (whole there); exchange 1 over g1 moves g1
+  // from axis 0 back onto axis 1: (-,g1,g0), mode 0 solved; exchange 2 over g0 moves g0 from
+  // axis 2 back onto axis 0: (g0,g1,-), the input layout, mode 2 solved. 2 + 2 exchanges.
+  exchange_options from_last;
+  from_last.start = forward.back().layout.split_by;
+  const auto backward = kronex::detail::plan_exchanges({10, 9, 7}, {2, 2, 1}, {true, true, true}, from_last);
+  std::ostringstream os;
+  for (const auto* phases : {&forward, &backward}) {
+    for (std::size_t i = 0; i < phases->size(); ++i) {
+      const auto& ph = (*phases)[i];
+      os << i << " " << ph.layout.text() << " via " << text(ph.group_dims) << " modes "
+         << text(std::vector<int>(ph.modes.begin(), ph.modes.end())) << (ph.scales ? " scales" : "") << "\n";
+    }
+    os << "--\n";
+  }
+  BOOST_TEST(os.str() ==
+             "0 (g0,g1,-) via () modes (2) scales\n"
+             "1 (-,g1,g0) via (0) modes (0)\n"
+             "2 (g1,-,g0) via (1) modes (1)\n"
+             "--\n"
+             "0 (g1,-,g0) via () modes (1) scales\n"
+             "1 (-,g1,g0) via (1) modes (0)\n"
+             "2 (g0,g1,-) via (0) modes (2)\n"
+             "--\n");
 }
 
 // Without a whole axis: 1D on 2 ranks, 2D on a (2,2) grid.
