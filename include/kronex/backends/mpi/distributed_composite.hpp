@@ -55,7 +55,8 @@ struct distributed_composite_ops : host_composite_ops<T> {
       r.forward_desc = leaf_plan::explain(forward, m_comm, this->shape(), to_middle);
       r.backward_desc = leaf_plan::explain(backward, m_comm, this->shape(), from_middle);
     }
-    r.middle.emplace(m_comm, this->shape(), middle.block(m_comm->grid(), m_comm->coords()));
+    if (middle.split_by != input_layout(this->shape(), m_comm->grid()).split_by)  // else: in x, as on the host
+      r.middle.emplace(m_comm, this->shape(), middle.block(m_comm->grid(), m_comm->coords()));
     return r;
   }
 
