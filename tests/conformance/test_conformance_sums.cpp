@@ -4,9 +4,9 @@
 // test's own matrices, solved by dense LU in double precision), never against another backend.
 //
 // Covered: fast-diagonalisation solves of Laplacian-like sums K⊗M⊗… + M⊗K⊗… + σ M⊗M⊗… in 1D to
-// 4D, with σ ≠ 0 and σ = 0 (definite K), sums with K on several axes in one term, sizes that
+// 4D, with σ ≠ 0 and σ = 0, sums with K on several axes in one term, sizes that
 // split unevenly over 2, 3 and 4 ranks; the applied sum; the transposed and adjoint sums; a
-// composition's solve. Random hermitian matrices (genuinely complex for complex types), all four
+// composition's solve. Random hermitian positive definite matrices (genuinely complex for complex types), all four
 // value types (1e-10 relative in double for these well-conditioned sums, 1e-4 in float).
 // Compiled out of place and in place, and as a lazy result.
 #define BOOST_TEST_MODULE test_conformance_sums
@@ -71,7 +71,9 @@ sum_case<T, D> make_case(const std::array<std::size_t, D>& shape, double sigma, 
   c.sigma = sigma;
   c.k_twice = k_twice;
   for (std::size_t d = 0; d < D; ++d) {
-    c.K[d] = random_hermitian<T>(shape[d], sigma == 0);
+    // Definite K too: every eigenvalue sum is then at least sigma plus a positive amount, so
+    // the sums are well conditioned (an indefinite K is tested in test_operator_sums).
+    c.K[d] = random_hermitian<T>(shape[d], true);
     c.M[d] = random_hermitian<T>(shape[d], true);
     c.wK[d] = c.K[d];
     c.wM[d] = c.M[d];
