@@ -15,6 +15,7 @@
 #include <kronex/compile.hpp>
 #include <kronex/factors/any_factor.hpp>
 
+#include "exec/composite_program.hpp"
 #include "exec/executable.hpp"
 
 namespace kronex::dsl::exec {
@@ -120,6 +121,10 @@ public:
     std::array<std::size_t, D> shape{};
     for (std::size_t k = 0; k < D; ++k) shape[k] = p.shape[k];
     for (const stage& s : p.stages) {
+      if (s.op->combined()) {  // an operator sum, multiple or composition: its own path
+        m_plans.push_back(m_composite.prepare(m_plans.size(), s, p.shape, p.options, allocate));
+        continue;
+      }
       m_factors.push_back(factors_as<T>(*s.op));
       try {
         if (allocate) {
@@ -149,8 +154,10 @@ public:
   void run() override {
     if (!m_allocated) throw kronex::error("kronex dsl: internal error: running a program prepared for explain only");
     [[maybe_unused]] typename Backend::run_guard guard;
-    m_ops[0](m_b, m_x);
-    for (std::size_t k = 1; k < m_ops.size(); ++k) m_ops[k](m_x, m_x);
+    const tensor* in = &m_b;
+    for (std::size_t k = 0, next = 0; k < m_plans.size(); ++k, in = &m_x) {
+      if (!m_composite.run(k, *in, m_x)) m_ops[next++](*in, m_x);
+    }
   }
 
   io::npy_array result() const override {
@@ -172,6 +179,7 @@ private:
   std::deque<std::vector<any_factor<T>>> m_factors;
   std::deque<compiled> m_ops;  // a deque: compiled operators are built in place, never moved
   std::vector<plan_description> m_plans;
+  composite_stages<T, D, Backend> m_composite;  // the stages whose operator is a combination
   std::optional<typename Backend::stopwatch> m_stopwatch;
 };
 
