@@ -584,13 +584,23 @@ private:
                                       "): '-' applies to operators and numbers");
   }
 
+  // The text of a + b - c ... up to operand i: in full when short or complete, else elided to
+  // its last operand, so that a long run costs time in proportion to its length.
+  std::string partial_text(const node& n, std::size_t i) const {
+    constexpr std::size_t full_up_to = 1024;  // bytes of source
+    if (i + 1 == n.args.size() || n.args[i]->end_offset - n.where.offset <= full_up_to) {
+      return source_text(m_source, n.where.offset, n.args[i]->end_offset);
+    }
+    return std::string("... ") + n.ops[i - 1] + " " + text(*n.args[i]);
+  }
+
   // a + b - c ... or a * b * c ..., left to right, as C++ evaluates the same expression.
   value arithmetic(const node& n) {
     value acc = eval(*n.args[0]);
     for (std::size_t i = 1; i < n.args.size(); ++i) {
       const value rhs = eval(*n.args[i]);
       const char sign = n.ops[i - 1];
-      const operator_site site{n.op_where[i - 1], source_text(m_source, n.where.offset, n.args[i]->end_offset), n.where};
+      const operator_site site{n.op_where[i - 1], partial_text(n, i), n.where};
       const auto* a = std::get_if<std::shared_ptr<const operator_value>>(&acc);
       const auto* b = std::get_if<std::shared_ptr<const operator_value>>(&rhs);
       if (sign == '+' || sign == '-') {

@@ -67,9 +67,6 @@ struct operator_value {
   std::size_t nesting = 1;       // depth of its normalised tree (an upper bound)
   tree_shape normal = tree_shape::kron;
 
-  operator_value() = default;
-  operator_value(const operator_value&) = default;
-  operator_value& operator=(const operator_value&) = delete;
   // Releases deep combinations (L = L + K, many times) without recursing once per level.
   ~operator_value();
 
@@ -135,9 +132,10 @@ struct keyword_value {
   std::string text;
 };
 
-using value = std::variant<std::uint64_t, double, std::string, keyword_value, std::shared_ptr<const factor_value>,
+// (double: a number literal, a coefficient.)
+using value = std::variant<std::uint64_t, std::string, keyword_value, std::shared_ptr<const factor_value>,
                            std::shared_ptr<const operator_value>, std::shared_ptr<const array_value>,
-                           std::shared_ptr<const generated_tensor>, std::shared_ptr<const result_value>>;
+                           std::shared_ptr<const generated_tensor>, std::shared_ptr<const result_value>, double>;
 
 // "an integer", "an operator", ... for messages.
 const char* kind_name(const value& v);

@@ -217,6 +217,20 @@ class OperatorSums(Base):
         # Applying it is fine.
         self.ok("run", program.replace("solve", "apply"))
 
+    def test_bench_times_sums_even_when_they_cannot_be_undone(self):
+        # A separable sum's solve: timed, with its residual; the apply of a sum that is not
+        # separable cannot be undone by a solve: timed all the same, residual null.
+        solve = "L = kron(laplacian($n), mass($n, 1)) + kron(mass($n, 2), laplacian($n)); L.solve(random(1))"
+        apply = "L = kron(laplacian(8), mass(8, 1)) + kron(mass(8, 2), laplacian(8)) + kron(mass(8, 1), mass(8, 2))\n" \
+                "L.apply(random(1))"
+        self.ok("bench", solve, "--sweep", "n=8,12", "--reps", "3", "--json", "s.json")
+        rows = json.load(open(self.path("s.json")))["rows"]
+        self.assertEqual([r["shape"] for r in rows], [[8, 8], [12, 12]])
+        self.assertTrue(all(r["residual"] < 1e-12 for r in rows))
+        r = self.ok("bench", apply, "--reps", "3", "--json", "a.json")
+        self.assertIn("combine", r.stdout)
+        self.assertIsNone(json.load(open(self.path("a.json")))["rows"][0]["residual"])
+
     def test_singular_periodic_sum_needs_pseudo_inverse(self):
         defs = "K = stiffness(8, 2, periodic); M = mass(8, 2, periodic); L = kron(K, M) + kron(M, K)\n"
         r = self.fails(2, "run", defs + "L.solve(random(1))")

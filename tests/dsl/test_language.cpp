@@ -427,6 +427,12 @@ BOOST_AUTO_TEST_CASE(operator_limits_count_what_is_built) {
   for (std::size_t k = 0; k < 2047; ++k) ok += "L = L + K\n";
   const auto p = evaluate(ok + "L.apply(ones())");
   BOOST_TEST(p.stages.at(0).op->built == 4095u);
+  // Labels of the partial sums in a long run are elided to their last operand (their full text
+  // would cost the square of the run's length).
+  std::string long_sum = "A = kron(laplacian(4)); B = kron(mass(6, 1))\nL = A";
+  for (std::size_t k = 0; k < 300; ++k) long_sum += " + A";
+  check_error(long_sum + " + B", 2, 1207, 1,
+              "the sum of operators with different sizes: ... + A has sizes (4,), kron(mass(6, 1)) has sizes (6,)");
   // One flat expression with many terms nests no deeper than a short one.
   std::string flat = "K = kron(mass(8, 1))\nL = K";
   for (std::size_t k = 0; k < 1000; ++k) flat += " + K";
