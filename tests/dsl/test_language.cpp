@@ -81,6 +81,8 @@ BOOST_AUTO_TEST_CASE(syntax_errors) {
   std::string chain = "kron(mass(8, 3))";
   for (int i = 0; i < 300; ++i) chain += ".transpose()";
   check_error(chain, 1, 17 + 200 * 12, 1, "nested too deeply");
+  // Unary minus signs in a row nest too.
+  check_error("x = " + std::string(300, '-') + "1", 1, 4 + 201, 1, "nested too deeply");
 }
 
 BOOST_AUTO_TEST_CASE(name_errors) {
