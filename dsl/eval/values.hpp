@@ -47,16 +47,16 @@ enum class operator_form { kron, scaled, sum, product };
 enum class tree_shape { kron, sum, product, inverse_sum };
 
 struct operator_value {
-  std::vector<std::shared_ptr<const factor_value>> factors;  // kron
-  std::vector<op_method> methods;                            // kron
+  std::vector<std::shared_ptr<const factor_value>> factors;
+  std::vector<op_method> methods;
   std::optional<dtype> type;  // the factors' common value type; none if all are untyped identities
   std::string text;
   source_range where;
 
-  // Combinations (form != kron), as kronex::composite_expr records them: the operands (one for
-  // scaled, two otherwise), their coefficients (scaled: the scalar; sum: 1 and 1 or -1), the
-  // transposes and adjoints called on the combination (composed into one op), and whether it
-  // is inverted or pseudo-inverted.
+  // The above describe a Kronecker product (form == kron). Combinations (form != kron), as
+  // kronex::composite_expr records them: the operands (one for scaled, two otherwise), their
+  // coefficients (scaled: the scalar; sum: 1 and 1 or -1), the transposes and adjoints called
+  // on the combination (composed into one op), and whether it is inverted or pseudo-inverted.
   operator_form form = operator_form::kron;
   std::vector<std::shared_ptr<const operator_value>> operands;
   std::array<std::complex<double>, 2> coefs{1.0, 1.0};
@@ -64,8 +64,9 @@ struct operator_value {
   kronex::detail::inversion inversion;
   shape_t combined_sizes;        // the operands' sizes
   std::size_t built = 1;         // Kronecker products and combinations in it, each use counted
-  std::size_t nesting = 1;       // depth of its normalised tree (an upper bound)
+  // Its normalised tree's kind and depth (an upper bound) before the inversion is applied.
   tree_shape normal = tree_shape::kron;
+  std::size_t nesting = 1;
 
   // Releases deep combinations (L = L + K, many times) without recursing once per level.
   ~operator_value();

@@ -44,7 +44,7 @@ public:
       } catch (const dsl_error&) {
         throw;
       } catch (const kronex::error& e) {
-        // The normalisation's refusals: a pseudo-inverse of a composition, a coefficient.
+        // The normalisation's refusals, such as the inverse of a pseudo-inverse in a composition.
         throw dsl_error(s.op->where, e.what());
       }
       t.options = o;

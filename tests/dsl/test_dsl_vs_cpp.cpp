@@ -2,7 +2,9 @@
 // DSL compiles prints exactly as the compiled C++ expression's plan, the plan it explains exactly
 // as kronex::explain prints the equivalent C++ expression, and the
 // results are identical (bit for bit: same plan, same operand), on the host and on the (CPU)
-// device. The operand is the one the DSL generated (random(seed), ones() or a file).
+// device. The operand is the one the DSL generated (random(seed), ones() or a file). Operator
+// sums, multiples, compositions and pseudo-inverses are compared on the host, where they run;
+// the device refuses them.
 #define BOOST_TEST_MODULE dsl_vs_cpp
 #include <boost/test/unit_test.hpp>
 
@@ -339,4 +341,10 @@ BOOST_AUTO_TEST_CASE(library_errors_point_at_the_operator) {
   BOOST_TEST(s.message().find("singular operator kron(K, M) + kron(M, K)") != std::string::npos, s.message());
   BOOST_TEST(s.where().line == 2u);
   BOOST_TEST(s.where().column == 5u);
+  // The normalisation's own refusals: a pseudo-inverse inside a composition cannot be inverted.
+  const auto p = error_of("K = stiffness(8, 2, periodic); M = mass(8, 2, periodic)\n"
+                          "P = (kron(K, M) + kron(M, K)).pseudo_inverse(1e-10)\n(P * kron(M, M)).solve(ones())");
+  BOOST_TEST(p.message().find("the inverse of a pseudo-inverse is not defined") != std::string::npos, p.message());
+  BOOST_TEST(p.where().line == 3u);
+  BOOST_TEST(p.where().column == 2u);
 }
