@@ -10,6 +10,7 @@
 
 #include "core/format.hpp"
 #include "core/memory.hpp"
+#include "eval/operator_algebra.hpp"
 #include "io/matrix_market.hpp"
 #include "language/parser.hpp"
 
@@ -48,6 +49,7 @@ result_value::~result_value() {
 }
 
 shape_t operator_value::sizes() const {
+  if (combined()) return combined_sizes;
   shape_t s;
   for (const auto& f : factors) s.push_back(f->size());
   return s;
@@ -56,6 +58,7 @@ shape_t operator_value::sizes() const {
 const char* kind_name(const value& v) {
   struct visitor {
     const char* operator()(std::uint64_t) const { return "an integer"; }
+    const char* operator()(double) const { return "a number"; }
     const char* operator()(const std::string&) const { return "a string"; }
     const char* operator()(const keyword_value& k) const { return k.bc ? "a boundary keyword" : "a value type keyword"; }
     const char* operator()(const std::shared_ptr<const factor_value>&) const { return "a factor"; }
@@ -107,7 +110,7 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
 const std::vector<std::string> function_names = {"mass", "stiffness", "laplacian", "identity", "mtx",
                                                   "npy", "random", "ones", "kron"};
 const std::vector<std::string> keyword_names = {"periodic", "clamped", "float32", "float64", "complex64", "complex128"};
-const std::vector<std::string> method_names = {"solve", "apply", "transpose", "adjoint", "inverse"};
+const std::vector<std::string> method_names = {"solve", "apply", "transpose", "adjoint", "inverse", "pseudo_inverse"};
 
 std::optional<keyword_value> keyword(const std::string& name) {
   keyword_value k;
@@ -158,6 +161,9 @@ private:
   value eval(const node& n) {
     switch (n.what) {
       case node::kind::integer: return n.value;
+      case node::kind::number: return n.number;
+      case node::kind::negate: return negate(n);
+      case node::kind::arithmetic: return arithmetic(n);
       case node::kind::string: return n.text;
       case node::kind::parameter: {
         const auto it = m_params.find(n.text);
@@ -471,7 +477,8 @@ private:
       std::vector<std::string> dotted;
       for (const auto& x : method_names) dotted.push_back("." + x);
       throw dsl_error(n.name_where, "unknown method '." + m + "'" + did_you_mean("." + m, dotted) +
-                                        "; operators have .solve(x), .apply(x), .transpose(), .adjoint() and .inverse()");
+                                        "; operators have .solve(x), .apply(x), .transpose(), .adjoint(), .inverse() "
+                                        "and .pseudo_inverse(rtol)");
     }
     const auto* opp = std::get_if<std::shared_ptr<const operator_value>>(&target);
     if (!opp) {
@@ -479,11 +486,19 @@ private:
                                            kind_name(target));
     }
     const auto& op = *opp;
+    if (m == "pseudo_inverse") {
+      check_count(n, {".pseudo_inverse", 1, 1, "K.pseudo_inverse(rtol): rtol >= 0, eigenvalue sums below rtol times the largest are dropped"});
+      const double rtol = coefficient_arg(n, 0, ".pseudo_inverse", "rtol");
+      if (!(rtol >= 0)) throw dsl_error(n.args[0]->where, "rtol must be >= 0, got " + text(*n.args[0]));
+      return pseudo_inverse(op, rtol, {n.name_where, text(n), n.where});
+    }
     if (m == "solve" || m == "apply") {
       check_count(n, {m == "solve" ? ".solve" : ".apply", 1, 1, m == "solve" ? "K.solve(b)" : "K.apply(x)"});
       return make_result(n, op, m == "solve" ? result_value::kind::solve : result_value::kind::apply);
     }
     check_count(n, {m.c_str(), 0, 0, "K.transpose(), K.adjoint(), K.inverse()"});
+    const op_method method = m == "transpose" ? op_method::transpose : m == "adjoint" ? op_method::adjoint : op_method::inverse;
+    if (op->combined()) return with_method(op, method, {n.name_where, text(n), n.where});
     if (op->methods.size() >= max_operator_methods) {
       throw dsl_error(n.name_where, "too many methods on one operator: " + op->text + " already has " +
                                         std::to_string(op->methods.size()) + " (.transpose(), .adjoint(), .inverse()), "
@@ -497,6 +512,10 @@ private:
   }
 
   value make_result(const node& n, const std::shared_ptr<const operator_value>& op, result_value::kind what) {
+    if (what == result_value::kind::solve && !solvable(*op)) {
+      throw dsl_error(n.name_where, "cannot solve with " + op->text + ": it is a pseudo-inverse, whose inverse is not "
+                                    "defined; apply it with .apply(x)");
+    }
     const node& arg = *n.args[0];
     const value v = eval(arg);
     auto r = std::make_shared<result_value>();
@@ -561,6 +580,74 @@ private:
       }
       elements *= s;
     }
+  }
+
+  // ---- operator arithmetic ------------------------------------------------------------------
+
+  static std::optional<double> as_number(const value& v) {
+    if (auto* i = std::get_if<std::uint64_t>(&v)) return double(*i);
+    if (auto* d = std::get_if<double>(&v)) return *d;
+    return std::nullopt;
+  }
+
+  // A number argument (an integer or a decimal number).
+  double coefficient_arg(const node& n, std::size_t i, const char* function, const char* what) {
+    const value v = eval(*n.args[i]);
+    const auto x = as_number(v);
+    if (!x) wrong_type(*n.args[i], v, std::string("a number (") + what + ")", i, function);
+    return *x;
+  }
+
+  value negate(const node& n) {
+    const value v = eval(*n.args[0]);
+    if (const auto x = as_number(v)) return -*x;
+    if (auto* op = std::get_if<std::shared_ptr<const operator_value>>(&v)) {
+      return scale(*op, -1.0, {n.name_where, text(n), n.where});
+    }
+    throw dsl_error(n.name_where, std::string("cannot negate ") + kind_name(v) + " (" + text(*n.args[0]) +
+                                      "): '-' applies to operators and numbers");
+  }
+
+  // The text of a + b - c ... up to operand i: in full when short or complete, else elided to
+  // its last operand, so that a long run costs time in proportion to its length.
+  std::string partial_text(const node& n, std::size_t i) const {
+    constexpr std::size_t full_up_to = 1024;  // bytes of source
+    if (i + 1 == n.args.size() || n.args[i]->end_offset - n.where.offset <= full_up_to) {
+      return source_text(m_source, n.where.offset, n.args[i]->end_offset);
+    }
+    return std::string("... ") + n.ops[i - 1] + " " + text(*n.args[i]);
+  }
+
+  // a + b - c ... or a * b * c ..., left to right, as C++ evaluates the same expression.
+  value arithmetic(const node& n) {
+    value acc = eval(*n.args[0]);
+    for (std::size_t i = 1; i < n.args.size(); ++i) {
+      const value rhs = eval(*n.args[i]);
+      const char sign = n.ops[i - 1];
+      const operator_site site{n.op_where[i - 1], partial_text(n, i), n.where};
+      const auto* a = std::get_if<std::shared_ptr<const operator_value>>(&acc);
+      const auto* b = std::get_if<std::shared_ptr<const operator_value>>(&rhs);
+      if (sign == '+' || sign == '-') {
+        if (!a || !b) {
+          throw dsl_error(site.at, std::string("cannot ") + (sign == '+' ? "add " : "subtract ") + kind_name(rhs) +
+                                       (sign == '+' ? " to " : " from ") + kind_name(acc) +
+                                       ": '+' and '-' combine operators (kron(...) and their sums, multiples and "
+                                       "compositions) of the same sizes");
+        }
+        acc = add(*a, *b, sign == '+' ? 1.0 : -1.0, site);
+        continue;
+      }
+      const auto ca = as_number(acc), cb = as_number(rhs);
+      if (a && b) acc = compose(*a, *b, site);
+      else if (ca && b) acc = scale(*b, *ca, site);
+      else if (a && cb) acc = scale(*a, *cb, site);
+      else {
+        throw dsl_error(site.at, std::string("cannot multiply ") + kind_name(acc) + " by " + kind_name(rhs) +
+                                     ": '*' takes a number and an operator (a scalar multiple) or two operators "
+                                     "(a composition)");
+      }
+    }
+    return acc;
   }
 
   // ---- the last statement ------------------------------------------------------------------

@@ -23,6 +23,14 @@ namespace kronex::dsl {
 // Each is a dsl_error naming the limit at the call that would pass it.
 inline constexpr std::size_t max_stages = 4096;          // solves and applies in one result chain
 inline constexpr std::size_t max_operator_methods = 256;  // .transpose(), .adjoint(), .inverse() on one operator
+// Kronecker products and combinations (+, -, *, scalar multiples, pseudo-inverses) in one
+// operator, each use of a name counted (L = L + L doubles it): bounds the work and memory of
+// the operator_tree built from it.
+inline constexpr std::size_t max_operator_terms = 4096;
+// Depth of an operator's normalised tree: sums directly in sums and compositions directly in
+// compositions are flattened, so only alternations (a sum inside a composition inside a sum ...)
+// nest; kronex's plans recurse that deep.
+inline constexpr std::size_t max_operator_nesting = 64;
 // Names longer than this get no "did you mean" (no built-in or sensible name is that long, and
 // the edit distance costs the product of the lengths).
 inline constexpr std::size_t max_suggested_name = 64;

@@ -2,6 +2,8 @@
 // What DSL expressions evaluate to. Factors and tensors are loaded or built when their statement
 // is evaluated (so a missing file is reported at its mtx(...)); operators and results only record
 // what to do, like the C++ expressions they become in exec/ (nothing is factored or solved here).
+#include <array>
+#include <complex>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -9,7 +11,9 @@
 #include <variant>
 #include <vector>
 
+#include <kronex/core/op.hpp>
 #include <kronex/core/shape.hpp>
+#include <kronex/expr/algebra.hpp>
 #include <kronex/factors/any_factor.hpp>
 #include <kronex/factors/boundary.hpp>
 
@@ -34,6 +38,14 @@ struct factor_value {
 // The C++ methods the expression calls on kron(...), in order (replayed on the kron_expr).
 enum class op_method { transpose, adjoint, inverse };
 
+// How an operator is built: a Kronecker product, or (kronex's operator algebra, expr/algebra.hpp)
+// a scalar multiple, a sum or a composition of operators.
+enum class operator_form { kron, scaled, sum, product };
+
+// The kind of operator_tree node an operator becomes once normalised (plan/operator_tree.hpp),
+// tracked while building so that limits are checked when the program is written.
+enum class tree_shape { kron, sum, product, inverse_sum };
+
 struct operator_value {
   std::vector<std::shared_ptr<const factor_value>> factors;
   std::vector<op_method> methods;
@@ -41,6 +53,25 @@ struct operator_value {
   std::string text;
   source_range where;
 
+  // The above describe a Kronecker product (form == kron). Combinations (form != kron), as
+  // kronex::composite_expr records them: the operands (one for scaled, two otherwise), their
+  // coefficients (scaled: the scalar; sum: 1 and 1 or -1), the transposes and adjoints called
+  // on the combination (composed into one op), and whether it is inverted or pseudo-inverted.
+  operator_form form = operator_form::kron;
+  std::vector<std::shared_ptr<const operator_value>> operands;
+  std::array<std::complex<double>, 2> coefs{1.0, 1.0};
+  kronex::op transform = kronex::op::none;
+  kronex::detail::inversion inversion;
+  shape_t combined_sizes;        // the operands' sizes
+  std::size_t built = 1;         // Kronecker products and combinations in it, each use counted
+  // Its normalised tree's kind and depth (an upper bound) before the inversion is applied.
+  tree_shape normal = tree_shape::kron;
+  std::size_t nesting = 1;
+
+  // Releases deep combinations (L = L + K, many times) without recursing once per level.
+  ~operator_value();
+
+  bool combined() const { return form != operator_form::kron; }
   shape_t sizes() const;
 };
 
@@ -106,9 +137,10 @@ struct keyword_value {
   std::string text;
 };
 
+// (double: a number literal, a coefficient.)
 using value = std::variant<std::uint64_t, std::string, keyword_value, std::shared_ptr<const factor_value>,
                            std::shared_ptr<const operator_value>, std::shared_ptr<const array_value>,
-                           std::shared_ptr<const generated_tensor>, std::shared_ptr<const result_value>>;
+                           std::shared_ptr<const generated_tensor>, std::shared_ptr<const result_value>, double>;
 
 // "an integer", "an operator", ... for messages.
 const char* kind_name(const value& v);

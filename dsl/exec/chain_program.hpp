@@ -18,6 +18,7 @@
 #include <kronex/plan/factor_store.hpp>
 
 #include "core/memory.hpp"
+#include "exec/composite_program.hpp"
 #include "exec/executable.hpp"
 
 namespace kronex::dsl::exec {
@@ -143,10 +144,15 @@ public:
   chain_executable(const evaluated_program& p, bool allocate) : m_allocated(allocate) {
     std::array<std::size_t, D> shape{};
     for (std::size_t k = 0; k < D; ++k) shape[k] = p.shape[k];
-    for (const stage& s : p.stages)
+    for (const stage& s : p.stages) {
+      if (s.op->combined()) {  // an operator sum, multiple or composition: its own path
+        m_plans.push_back(m_composite.prepare(m_plans.size(), s, p.shape, p.options, false));
+        continue;
+      }
       m_plans.push_back(at_stage(s, [&] {
         return explain_stage<T, D>(m_factors.of(*s.op), s, Backend::template explain_like<T, D>(shape));
       }));
+    }
     if (!allocate) return;
     check_memory(bytes_needed(p), "the program", p.where);
     m_b = Backend::upload(make_operand<T, D>(p));
@@ -155,6 +161,10 @@ public:
     options.store = std::make_shared<factor_store>();
     for (std::size_t k = 0; k < p.stages.size(); ++k) {
       const stage& s = p.stages[k];
+      if (s.op->combined()) {
+        m_plans[k] = m_composite.prepare(k, s, p.shape, p.options, true);
+        continue;
+      }
       m_ops.push_back(at_stage(s, [&] { return compile_stage<T, D>(m_factors.of(*s.op), s, m_b, options); }));
       m_plans[k] = m_ops.back().plan();
     }
@@ -166,8 +176,10 @@ public:
   void run() override {
     if (!m_allocated) throw kronex::error("kronex dsl: internal error: running a program prepared for explain only");
     [[maybe_unused]] typename Backend::run_guard guard;
-    m_ops[0](m_b, m_x);
-    for (std::size_t k = 1; k < m_ops.size(); ++k) m_ops[k](m_x, m_x);
+    const tensor* in = &m_b;
+    for (std::size_t k = 0, next = 0; k < m_plans.size(); ++k, in = &m_x) {
+      if (!m_composite.run(k, *in, m_x)) m_ops[next++](*in, m_x);
+    }
   }
 
   io::npy_array result() const override {
@@ -223,6 +235,7 @@ private:
   program_factors<T> m_factors;
   std::deque<compiled> m_ops;  // a deque: compiled operators are built in place, never moved
   std::vector<plan_description> m_plans;
+  composite_stages<T, D, Backend> m_composite;  // the stages whose operator is a combination
   std::optional<typename Backend::stopwatch> m_stopwatch;
 };
 

@@ -1,6 +1,8 @@
 #include "language/lexer.hpp"
 
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <limits>
 
 namespace kronex::dsl {
@@ -9,6 +11,7 @@ const char* describe(token_kind k) {
   switch (k) {
     case token_kind::name: return "a name";
     case token_kind::integer: return "an integer";
+    case token_kind::number: return "a number";
     case token_kind::string: return "a string";
     case token_kind::parameter: return "a parameter";
     case token_kind::lparen: return "'('";
@@ -16,6 +19,9 @@ const char* describe(token_kind k) {
     case token_kind::comma: return "','";
     case token_kind::dot: return "'.'";
     case token_kind::equals: return "'='";
+    case token_kind::plus: return "'+'";
+    case token_kind::minus: return "'-'";
+    case token_kind::star: return "'*'";
     case token_kind::separator: return "the end of the statement";
     case token_kind::end: return "the end of the input";
   }
@@ -43,7 +49,7 @@ public:
       if (m_i >= m_s.size()) break;
       const char c = m_s[m_i];
       if (c == '\n') {
-        if (m_depth == 0 && !pending) { pending = true; pending_at = here(1); }
+        if (m_depth == 0 && !pending && !continued(out)) { pending = true; pending_at = here(1); }
         advance();
         continue;
       }
@@ -57,9 +63,12 @@ public:
       if (c == ',') { out.push_back(simple(token_kind::comma)); continue; }
       if (c == '.') { out.push_back(simple(token_kind::dot)); continue; }
       if (c == '=') { out.push_back(simple(token_kind::equals)); continue; }
+      if (c == '+') { out.push_back(simple(token_kind::plus)); continue; }
+      if (c == '-') { out.push_back(simple(token_kind::minus)); continue; }
+      if (c == '*') { out.push_back(simple(token_kind::star)); continue; }
       if (c == '"') { out.push_back(string_token()); continue; }
       if (c == '$') { out.push_back(parameter_token()); continue; }
-      if (std::isdigit(static_cast<unsigned char>(c))) { out.push_back(integer_token()); continue; }
+      if (std::isdigit(static_cast<unsigned char>(c))) { out.push_back(number_token()); continue; }
       if (name_start(c)) { out.push_back(name_token()); continue; }
       throw dsl_error(here(1), unexpected_character(c));
     }
@@ -87,6 +96,13 @@ private:
       else if (c == '#') { while (m_i < m_s.size() && m_s[m_i] != '\n') advance(); }
       else break;
     }
+  }
+
+  // A line that ends with a binary operator goes on on the next line.
+  static bool continued(const std::vector<token>& out) {
+    if (out.empty()) return false;
+    const token_kind k = out.back().kind;
+    return k == token_kind::plus || k == token_kind::minus || k == token_kind::star;
   }
 
   static void push_separator(std::vector<token>& out, source_range at) {
@@ -128,26 +144,58 @@ private:
     return t;
   }
 
-  token integer_token() {
+  bool digit_at(std::size_t i) const { return i < m_s.size() && std::isdigit(static_cast<unsigned char>(m_s[i])); }
+  void take_digits(token& t) {
+    while (digit_at(m_i)) { t.text += m_s[m_i]; advance(); }
+  }
+
+  // An integer (digits only), or a number: digits, an optional fraction ('.' and digits) and an
+  // optional exponent ('e' or 'E', an optional sign, digits).
+  token number_token() {
     token t;
     t.kind = token_kind::integer;
     t.where = here(0);
-    bool overflow = false;
-    while (m_i < m_s.size() && std::isdigit(static_cast<unsigned char>(m_s[m_i]))) {
-      const std::uint64_t d = std::uint64_t(m_s[m_i] - '0');
-      if (t.value > (std::numeric_limits<std::uint64_t>::max() - d) / 10) overflow = true;
-      else t.value = t.value * 10 + d;
+    take_digits(t);
+    const auto malformed = [&](const std::string& why) {
+      source_range at = t.where;
+      at.length = t.text.size() + 1;
+      return dsl_error(at, "malformed number '" + t.text + (m_i < m_s.size() ? std::string(1, m_s[m_i]) : "") + "': " + why);
+    };
+    if (m_i < m_s.size() && m_s[m_i] == '.' && digit_at(m_i + 1)) {
+      t.kind = token_kind::number;
+      t.text += '.';
+      advance();
+      take_digits(t);
+    }
+    if (m_i < m_s.size() && (m_s[m_i] == 'e' || m_s[m_i] == 'E')) {
+      const std::size_t sign = m_i + 1 < m_s.size() && (m_s[m_i + 1] == '+' || m_s[m_i + 1] == '-') ? 1 : 0;
+      if (!digit_at(m_i + 1 + sign)) {
+        if (sign) { t.text += m_s[m_i]; advance(); }
+        throw malformed("the exponent needs digits, as in 1e-3");
+      }
+      t.kind = token_kind::number;
       t.text += m_s[m_i];
       advance();
+      if (sign) { t.text += m_s[m_i]; advance(); }
+      take_digits(t);
     }
     t.where.length = t.text.size();
     if (m_i < m_s.size() && (name_char(m_s[m_i]) || m_s[m_i] == '.')) {
-      // 1e5, 12ab, 3.5: the DSL has integers only.
-      source_range at = t.where;
-      at.length = t.text.size() + 1;
-      throw dsl_error(at, "expected an integer: the DSL has no decimal or suffixed numbers");
+      // 12ab, 1.5.3, 2.x, 3.: a number is digits [. digits] [e [+-] digits], nothing glued on.
+      throw malformed("a number is written as 12, 0.5, 1e-3 or 2.5E+4");
     }
-    if (overflow) throw dsl_error(t.where, "integer " + t.text + " is too large");
+    if (t.kind == token_kind::number) {
+      const auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), t.number);
+      if (ec != std::errc() || p != t.text.data() + t.text.size() || !std::isfinite(t.number)) {
+        throw dsl_error(t.where, "number " + t.text + " is out of range (the DSL's numbers are double precision)");
+      }
+      return t;
+    }
+    for (const char c : t.text) {
+      const std::uint64_t d = std::uint64_t(c - '0');
+      if (t.value > (std::numeric_limits<std::uint64_t>::max() - d) / 10) throw dsl_error(t.where, "integer " + t.text + " is too large");
+      t.value = t.value * 10 + d;
+    }
     return t;
   }
 

@@ -38,7 +38,8 @@ private:
   static std::string spell(const token& t) {
     switch (t.kind) {
       case token_kind::name: return "'" + t.text + "'";
-      case token_kind::integer: return t.text;
+      case token_kind::integer:
+      case token_kind::number: return t.text;
       case token_kind::string: return "a string";
       case token_kind::parameter: return "'$" + t.text + "'";
       default: return describe(t.kind);
@@ -79,8 +80,44 @@ private:
     n.end_offset = last.where.offset + m_source_bytes(last);
   }
 
-  node_ptr parse_expr(std::size_t depth) {
+  static bool is_sum_op(token_kind k) { return k == token_kind::plus || k == token_kind::minus; }
+  static bool is_term_op(token_kind k) { return k == token_kind::star; }
+
+  // expr and term: operands of one precedence level joined left to right, in one flat node.
+  node_ptr parse_expr(std::size_t depth) { return parse_level(depth, is_sum_op, &parser::parse_term); }
+  node_ptr parse_term(std::size_t depth) { return parse_level(depth, is_term_op, &parser::parse_unary); }
+
+  node_ptr parse_level(std::size_t depth, bool (*joins)(token_kind), node_ptr (parser::*operand)(std::size_t)) {
     if (depth > max_nesting) throw dsl_error(peek().where, "expression nested too deeply (more than 200 levels)");
+    const source_range start = peek().where;
+    node_ptr first = (this->*operand)(depth);
+    if (!joins(peek().kind)) return first;
+    auto n = std::make_unique<node>();
+    n->what = node::kind::arithmetic;
+    n->args.push_back(std::move(first));
+    while (joins(peek().kind)) {
+      const token& op = take();
+      n->ops += op.text;
+      n->op_where.push_back(op.where);
+      n->args.push_back((this->*operand)(depth));
+    }
+    close(*n, start);
+    return n;
+  }
+
+  node_ptr parse_unary(std::size_t depth) {
+    if (peek().kind != token_kind::minus) return parse_postfix(depth);
+    if (++depth > max_nesting) throw dsl_error(peek().where, "expression nested too deeply (more than 200 levels)");
+    const source_range start = peek().where;
+    auto n = std::make_unique<node>();
+    n->what = node::kind::negate;
+    n->name_where = take().where;
+    n->args.push_back(parse_unary(depth));
+    close(*n, start);
+    return n;
+  }
+
+  node_ptr parse_postfix(std::size_t depth) {
     const source_range start = peek().where;
     node_ptr e = parse_primary(depth);
     while (peek().kind == token_kind::dot) {
@@ -90,7 +127,7 @@ private:
       take();
       const token& name = peek();
       if (name.kind != token_kind::name) {
-        throw dsl_error(name.where, "expected a method name after '.' (solve, apply, transpose, adjoint or inverse), got " + spell(name));
+        throw dsl_error(name.where, "expected a method name after '.' (solve, apply, transpose, adjoint, inverse or pseudo_inverse), got " + spell(name));
       }
       take();
       auto m = std::make_unique<node>();
@@ -131,6 +168,12 @@ private:
       case token_kind::integer:
         n->what = node::kind::integer;
         n->value = t.value;
+        n->text = t.text;
+        take();
+        return n;
+      case token_kind::number:
+        n->what = node::kind::number;
+        n->number = t.number;
         n->text = t.text;
         take();
         return n;
@@ -189,12 +232,14 @@ private:
 
 program parse(const std::string& source) { return parser(source, tokenize(source)).run(); }
 
-std::string source_text(const std::string& source, const node& n) {
-  // The node's bytes, with each run of blanks, newlines and comments shown as one space.
+std::string source_text(const std::string& source, const node& n) { return source_text(source, n.where.offset, n.end_offset); }
+
+std::string source_text(const std::string& source, std::size_t begin, std::size_t end_offset) {
+  // The bytes, with each run of blanks, newlines and comments shown as one space.
   std::string out;
-  const std::size_t end = std::min(n.end_offset, source.size());
+  const std::size_t end = std::min(end_offset, source.size());
   bool blank = false, quoted = false;
-  for (std::size_t i = std::min(n.where.offset, end); i < end; ++i) {
+  for (std::size_t i = std::min(begin, end); i < end; ++i) {
     const char c = source[i];
     if (quoted) {
       out += c;

@@ -2,8 +2,11 @@
 // The parser (recursive descent over the lexer's tokens). Grammar (docs/dsl.md):
 //   program   = { separator } [ statement { separator { separator } statement } ] { separator } end
 //   statement = [ name "=" ] expr
-//   expr      = primary { "." name "(" [ args ] ")" }
-//   primary   = name [ "(" [ args ] ")" ] | integer | string | parameter | "(" expr ")"
+//   expr      = term { ( "+" | "-" ) term }
+//   term      = unary { "*" unary }
+//   unary     = "-" unary | postfix
+//   postfix   = primary { "." name "(" [ args ] ")" }
+//   primary   = name [ "(" [ args ] ")" ] | integer | number | string | parameter | "(" expr ")"
 //   args      = expr { "," expr }
 #include <string>
 
@@ -11,8 +14,8 @@
 
 namespace kronex::dsl {
 
-// Deeper nesting than this (parentheses, arguments and method calls in a row, together) is
-// refused: an error, not a stack overflow when the tree is evaluated or destroyed.
+// Deeper nesting than this (parentheses, arguments, unary minus signs and method calls in a row,
+// together) is refused: an error, not a stack overflow when the tree is evaluated or destroyed.
 inline constexpr std::size_t max_nesting = 200;
 
 program parse(const std::string& source);

@@ -160,6 +160,103 @@ class RoundTrips(Base):
             self.assertLess(rel(np.load(self.path(name)), expected), 1e-12)
 
 
+class OperatorSums(Base):
+    """Operator arithmetic: sums, multiples and compositions against dense numpy references."""
+
+    def write_mtx(self, name, A):
+        scipy.io.mmwrite(self.path(name), scipy.sparse.coo_matrix(A), symmetry="symmetric")
+
+    def run_to(self, program, *extra):
+        r = self.ok("run", program, "--out", "x.npy", *extra)
+        return r, np.load(self.path("x.npy"))
+
+    def test_sum_solve_apply_and_composition_match_numpy(self):
+        # Per axis a symmetric indefinite K and a symmetric positive definite M: separable.
+        K1 = banded(self.rng, 7, 1, 1, symmetric=True) - 4 * np.eye(7)
+        M1 = banded(self.rng, 7, 1, 1, symmetric=True)
+        K2 = banded(self.rng, 5, 2, 2, symmetric=True) - 6 * np.eye(5)
+        M2 = banded(self.rng, 5, 1, 1, symmetric=True)
+        for name, A in (("K1", K1), ("M1", M1), ("K2", K2), ("M2", M2)):
+            self.write_mtx(name + ".mtx", A)
+        b = self.rng.uniform(-1, 1, (7, 5))
+        np.save(self.path("b.npy"), b)
+        defs = ('K1 = mtx("K1.mtx"); M1 = mtx("M1.mtx"); K2 = mtx("K2.mtx"); M2 = mtx("M2.mtx")\n'
+                "L = kron(K1, M2) + kron(M1, K2) + 2.5e-1 * kron(M1, M2)\n")
+        L = np.kron(K1, M2) + np.kron(M1, K2) + 0.25 * np.kron(M1, M2)
+        r, x = self.run_to(defs + 'L.solve(npy("b.npy"))', "--check")
+        self.assertLess(rel(x.ravel(), np.linalg.solve(L, b.ravel())), 1e-10)
+        self.assertRegex(r.stdout, r"check   \|\|K x - b\|\| / \|\|b\|\| = \d\.\d+e-1[0-9]")
+        _, y = self.run_to(defs + 'L.apply(npy("b.npy"))')
+        self.assertLess(rel(y.ravel(), L @ b.ravel()), 1e-13)
+        # Unary minus, a difference, a transpose and a composition (apply the right one first).
+        C = np.kron(K1, M2)
+        _, z = self.run_to(defs + 'C = kron(K1, M2)\n(-L.transpose() * C - 3 * C).apply(npy("b.npy"))')
+        self.assertLess(rel(z.ravel(), (-L.T @ C - 3 * C) @ b.ravel()), 1e-13)
+        # (L C)^-1 b = C^-1 L^-1 b.
+        _, w = self.run_to(defs + 'C = kron(K1, M2)\n(L * C).solve(npy("b.npy"))')
+        self.assertLess(rel(w.ravel(), np.linalg.solve(L @ C, b.ravel())), 1e-9)
+
+    def test_gallery_sum_solves_with_a_small_residual(self):
+        program = ("K = stiffness(16, 3); M = mass(16, 3)\n"
+                   "L = kron(K, M, M) + kron(M, K, M) + kron(M, M, K) + 1e-2 * kron(M, M, M)\nL.solve(random(1))")
+        r = self.ok("run", program, "--check")
+        residual = float(re.search(r"= (\S+)", r.stdout.split("check")[1]).group(1))
+        self.assertLess(residual, 1e-10)
+        r = self.ok("explain", program, "--json")
+        plan = json.loads(r.stdout)["stages"][0]["plan"]
+        self.assertEqual(plan["expression"], "inverse(kron(f0,f1,f2)+kron(f3,f4,f5)+kron(f6,f7,f8)+0.01*kron(f9,f10,f11))")
+        self.assertEqual([s["method"] for s in plan["setup"]][:3], ["sygv n=16"] * 3)
+
+    def test_not_separable_solve_exits_2_naming_the_axis(self):
+        program = ("L = kron(laplacian(7), mass(5, 1)) + kron(mass(7, 2), laplacian(5)) + kron(mass(7, 1), mass(5, 1))\n"
+                   "L.solve(ones())")
+        r = self.fails(2, "run", program)
+        self.assertIn("<expression>:1:5: error: kronex: cannot solve", r.stderr)
+        self.assertIn("axis 0 uses three different matrices", r.stderr)
+        self.assertIn("     ^~~~", r.stderr)
+        # Applying it is fine.
+        self.ok("run", program.replace("solve", "apply"))
+
+    def test_bench_times_sums_even_when_they_cannot_be_undone(self):
+        # A separable sum's solve: timed, with its residual; the apply of a sum that is not
+        # separable cannot be undone by a solve: timed all the same, residual null.
+        solve = "L = kron(laplacian($n), mass($n, 1)) + kron(mass($n, 2), laplacian($n)); L.solve(random(1))"
+        apply = "L = kron(laplacian(8), mass(8, 1)) + kron(mass(8, 2), laplacian(8)) + kron(mass(8, 1), mass(8, 2))\n" \
+                "L.apply(random(1))"
+        self.ok("bench", solve, "--sweep", "n=8,12", "--reps", "3", "--json", "s.json")
+        rows = json.load(open(self.path("s.json")))["rows"]
+        self.assertEqual([r["shape"] for r in rows], [[8, 8], [12, 12]])
+        self.assertTrue(all(r["residual"] < 1e-12 for r in rows))
+        r = self.ok("bench", apply, "--reps", "3", "--json", "a.json")
+        self.assertIn("combine", r.stdout)
+        self.assertIsNone(json.load(open(self.path("a.json")))["rows"][0]["residual"])
+
+    def test_singular_periodic_sum_needs_pseudo_inverse(self):
+        defs = "K = stiffness(8, 2, periodic); M = mass(8, 2, periodic); L = kron(K, M) + kron(M, K)\n"
+        r = self.fails(2, "run", defs + "L.solve(random(1))")
+        self.assertIn("1:%d: error: singular operator kron(K, M) + kron(M, K)" % (defs.index("kron(K, M) +") + 1), r.stderr)
+        self.assertIn("use pseudo_inverse(rtol)", r.stderr)
+        # The pseudo-inverse gives the minimum-norm solution: no component along the constants.
+        _, x = self.run_to(defs + "L.pseudo_inverse(1e-10).apply(random(1))")
+        self.assertLess(abs(x.sum()) / np.linalg.norm(x), 1e-10)
+        self.assertGreater(np.linalg.norm(x), 0)
+
+    def test_device_backend_refuses_operator_sums(self):
+        if not DEVICE:
+            self.skipTest("no device runtime in this build")
+        r = self.fails(2, "run", "L = kron(laplacian(6)) + kron(mass(6, 2)); L.solve(ones())", "--backend", "device")
+        self.assertIn("run on the host backend only so far", r.stderr)
+
+    def test_rebinding_a_sum_many_times_meets_a_limit(self):
+        with open(self.path("sum.kx"), "w") as f:
+            f.write("K = kron(mass(8, 1))\nL = K\n" + "L = L + K\n" * 100000 + "L.solve(ones())\n")
+        r = subprocess.run([KRONEX, "explain", "-f", "sum.kx"], cwd=self.dir, capture_output=True, text=True,
+                           **limited(2048))
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("sum.kx:2050:7: error: too many terms", r.stderr)
+        self.assertIn("the limit is 4096", r.stderr)
+
+
 class ExitCodesAndErrors(Base):
     def test_help(self):
         r = self.ok("--help")

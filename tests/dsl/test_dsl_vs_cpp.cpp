@@ -2,7 +2,9 @@
 // DSL compiles prints exactly as the compiled C++ expression's plan, the plan it explains exactly
 // as kronex::explain prints the equivalent C++ expression, and the
 // results are identical (bit for bit: same plan, same operand), on the host and on the (CPU)
-// device. The operand is the one the DSL generated (random(seed), ones() or a file).
+// device. The operand is the one the DSL generated (random(seed), ones() or a file). Operator
+// sums, multiples, compositions and pseudo-inverses are compared on the host, where they run;
+// the device refuses them.
 #define BOOST_TEST_MODULE dsl_vs_cpp
 #include <boost/test/unit_test.hpp>
 
@@ -71,6 +73,36 @@ void compare(const std::string& source, Make&& make) {
   const auto result_d = device->result();
   const auto& got_d = std::get<xt::xarray<T>>(result_d.data);
   BOOST_TEST(std::equal(xh.begin(), xh.end(), got_d.begin(), got_d.end()));
+#endif
+}
+
+// The same for a program whose last stage is an operator sum, multiple or composition: compiled
+// on the host as kronex::compile compiles the C++ expression. The device backend refuses it,
+// pointing at the operator.
+template <class T, std::size_t D, class Make>
+void compare_combination(const std::string& source, Make&& make, const kronex::dsl::parameters& params = {}) {
+  BOOST_TEST_MESSAGE("program: " << source);
+  const auto program = kronex::dsl::evaluate(source, params);
+  const xt::xtensor<T, D> b = dsl_operand<T, D>(program);
+  BOOST_TEST(to_string(kronex::dsl::prepare(program, backend_kind::host, false)->plans().back()) ==
+             kronex::explain(make(b)));
+  auto host = kronex::dsl::prepare(program, backend_kind::host);
+  BOOST_TEST(to_string(host->plans().back()) == compiled_plan(make(b)));
+  host->run();
+  const xt::xtensor<T, D> x = make(b);
+  const auto result = host->result();
+  const auto& got = std::get<xt::xarray<T>>(result.data);
+  BOOST_TEST(std::equal(x.begin(), x.end(), got.begin(), got.end()));
+#if KRONEX_TEST_DEVICE
+  for (const bool allocate : {false, true}) {
+    try {
+      kronex::dsl::prepare(program, backend_kind::device, allocate);
+      BOOST_ERROR("the device backend compiled an operator sum");
+    } catch (const kronex::dsl::dsl_error& e) {
+      BOOST_TEST(e.message().find("run on the host backend only so far") != std::string::npos, e.message());
+      BOOST_TEST(e.where().offset == program.stages.back().op->where.offset);
+    }
+  }
 #endif
 }
 
@@ -167,4 +199,152 @@ BOOST_AUTO_TEST_CASE(bare_operator_compiles_for_its_sizes) {
   auto host = kronex::dsl::prepare(program, backend_kind::host);
   BOOST_TEST(to_string(host->plans()[0]) ==
              to_string(kronex::compile(kronex::kron(M, L).transpose(), kronex::shape_t{8, 5}).plan()));
+}
+
+// ---- operator arithmetic ----------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(shifted_laplacian_sum_2d) {
+  const std::size_t n = 12;
+  const auto K = gallery::bspline_stiffness<double>(n, 3), M = gallery::bspline_mass<double>(n, 3);
+  compare_combination<double, 2>(
+      "L = kron(stiffness($n, 3), mass($n, 3)) + kron(mass($n, 3), stiffness($n, 3)) + 1e-2 * kron(mass($n, 3), mass($n, 3))\n"
+      "L.solve(random(1))",
+      [&](const auto& b) {
+        return (kronex::kron(K, M) + kronex::kron(M, K) + 1e-2 * kronex::kron(M, M)).solve(b);
+      },
+      {{"n", n}});
+}
+
+BOOST_AUTO_TEST_CASE(sum_3d_with_sizes_per_axis) {
+  const auto K0 = gallery::bspline_stiffness<double>(5, 2), M0 = gallery::bspline_mass<double>(5, 2);
+  const auto K1 = gallery::bspline_stiffness<double>(6, 2), M1 = gallery::bspline_mass<double>(6, 2);
+  const auto K2 = gallery::bspline_stiffness<double>(7, 2), M2 = gallery::bspline_mass<double>(7, 2);
+  compare_combination<double, 3>(
+      "K0 = stiffness(5, 2); M0 = mass(5, 2); K1 = stiffness(6, 2); M1 = mass(6, 2); K2 = stiffness(7, 2); M2 = mass(7, 2)\n"
+      "L = kron(K0, M1, M2) + kron(M0, K1, M2) + kron(M0, M1, K2) + 0.5 * kron(M0, M1, M2)\n"
+      "L.solve(random(2))",
+      [&](const auto& b) {
+        return (kronex::kron(K0, M1, M2) + kronex::kron(M0, K1, M2) + kronex::kron(M0, M1, K2) +
+                0.5 * kronex::kron(M0, M1, M2)).solve(b);
+      });
+}
+
+BOOST_AUTO_TEST_CASE(composition_solve_and_scaled_product) {
+  // (A B)^{-1} = B^{-1} A^{-1}, each product solved by its own plan; a scalar multiple of one
+  // product compiles as a combination, as in C++.
+  const auto MA = gallery::bspline_mass<double>(8, 3);
+  const auto LA = gallery::laplacian<double>(6);
+  const auto LB = gallery::laplacian<double>(8);
+  const auto MB = gallery::bspline_mass<double>(6, 2);
+  compare_combination<double, 2>("A = kron(mass(8, 3), laplacian(6)); B = kron(laplacian(8), mass(6, 2))\n(A * B).solve(ones())",
+                                 [&](const auto& b) { return (kronex::kron(MA, LA) * kronex::kron(LB, MB)).solve(b); });
+  compare_combination<double, 2>("A = kron(mass(8, 3), laplacian(6)); (2.5 * A.transpose()).solve(random(7))",
+                                 [&](const auto& b) { return (2.5 * kronex::kron(MA, LA).transpose()).solve(b); });
+}
+
+BOOST_AUTO_TEST_CASE(apply_of_a_sum_that_is_not_separable) {
+  // Three matrices on axis 0: applied term by term; unary minus and a method inside.
+  const auto L7 = gallery::laplacian<double>(7), M5 = gallery::bspline_mass<double>(5, 1);
+  const auto M72 = gallery::bspline_mass<double>(7, 2), L5 = gallery::laplacian<double>(5);
+  const auto M71 = gallery::bspline_mass<double>(7, 1);
+  const auto I = kronex::identity(5);
+  compare_combination<double, 2>(
+      "(kron(laplacian(7), mass(5, 1)) + kron(mass(7, 2), laplacian(5)) - -kron(mass(7, 1), identity(5)).transpose() * 3)"
+      "\n  .apply(random(3))",
+      [&](const auto& b) {
+        return (kronex::kron(L7, M5) + kronex::kron(M72, L5) - (-kronex::kron(M71, I).transpose()) * 3).apply(b);
+      });
+}
+
+BOOST_AUTO_TEST_CASE(transpose_and_adjoint_of_a_complex_sum) {
+  using C = std::complex<double>;
+  const auto A = gallery::laplacian<C>(6), M = gallery::bspline_mass<C>(6, 2);
+  const auto N = gallery::bspline_mass<C>(5, 1), B = gallery::laplacian<C>(5);
+  const std::string defs = "L = kron(laplacian(6, complex128), mass(5, 1, complex128)) + "
+                           "2 * kron(mass(6, 2, complex128), laplacian(5, complex128))\n";
+  compare_combination<C, 2>(defs + "L.adjoint().solve(random(4))", [&](const auto& b) {
+    return (kronex::kron(A, N) + 2 * kronex::kron(M, B)).adjoint().solve(b);
+  });
+  compare_combination<C, 2>(defs + "L.transpose().apply(random(4))", [&](const auto& b) {
+    return (kronex::kron(A, N) + 2 * kronex::kron(M, B)).transpose().apply(b);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(float_sum_solve) {
+  const auto K = gallery::laplacian<float>(9), M = gallery::bspline_mass<float>(9, 2);
+  compare_combination<float, 2>("K = laplacian(9, float32); M = mass(9, 2, float32)\n(kron(K, M) + kron(M, K)).solve(random(6))",
+                                [&](const auto& b) { return (kronex::kron(K, M) + kronex::kron(M, K)).solve(b); });
+}
+
+BOOST_AUTO_TEST_CASE(pseudo_inverse_of_a_periodic_laplacian_sum) {
+  const auto K = gallery::bspline_stiffness<double>(8, 2, boundary::periodic);
+  const auto M = gallery::bspline_mass<double>(8, 2, boundary::periodic);
+  compare_combination<double, 2>(
+      "K = stiffness(8, 2, periodic); M = mass(8, 2, periodic)\n(kron(K, M) + kron(M, K)).pseudo_inverse(1e-10).apply(random(5))",
+      [&](const auto& b) { return (kronex::kron(K, M) + kronex::kron(M, K)).pseudo_inverse(1e-10).apply(b); });
+  // A single Kronecker product's pseudo-inverse: that of the one-term sum.
+  compare_combination<double, 2>("K = stiffness(8, 2, periodic); M = mass(8, 2, periodic)\nkron(K, M).pseudo_inverse(1e-10).apply(ones())",
+                                 [&](const auto& b) { return kronex::kron(K, M).pseudo_inverse(1e-10).apply(b); });
+}
+
+BOOST_AUTO_TEST_CASE(sum_stages_nested_and_bare) {
+  // L.solve(L.apply(b)): two combination stages; the residual check undoes the last with apply.
+  const auto K = gallery::bspline_stiffness<double>(7, 2), M = gallery::bspline_mass<double>(7, 2);
+  const auto P = gallery::bspline_mass<double>(7, 3);
+  const auto program = kronex::dsl::evaluate(
+      "K = stiffness(7, 2); M = mass(7, 2)\nL = kron(K, M) + kron(M, K) + 0.25 * kron(M, M)\n"
+      "kron(mass(7, 3), M).solve(L.solve(L.apply(random(8))))");
+  const auto L = kronex::kron(K, M) + kronex::kron(M, K) + 0.25 * kronex::kron(M, M);
+  const auto b = dsl_operand<double, 2>(program);
+  auto host = kronex::dsl::prepare(program, backend_kind::host);
+  BOOST_TEST(host->plans().size() == 3u);
+  BOOST_TEST(to_string(host->plans()[0]) == compiled_plan(L.apply(b)));
+  BOOST_TEST(to_string(host->plans()[1]) == compiled_plan(L.solve(b)));
+  BOOST_TEST(to_string(host->plans()[2]) == compiled_plan(kronex::kron(P, M).solve(b)));
+  host->run();
+  const xt::xtensor<double, 2> x = kronex::kron(P, M).solve(L.solve(L.apply(b)));
+  const auto result = host->result();
+  const auto& got = std::get<xt::xarray<double>>(result.data);
+  BOOST_TEST(std::equal(x.begin(), x.end(), got.begin(), got.end()));
+  const auto inner = kronex::dsl::evaluate(
+      "K = stiffness(7, 2); M = mass(7, 2)\nL = kron(K, M) + kron(M, K) + 0.25 * kron(M, M)\nL.solve(L.apply(random(8)))");
+  auto run_inner = kronex::dsl::prepare(inner, backend_kind::host);
+  run_inner->run();
+  BOOST_TEST(kronex::dsl::relative_residual(inner, run_inner->result()) < 1e-12);
+  // A bare sum compiles for its own sizes, as compile(L, sizes).
+  const auto bare = kronex::dsl::evaluate("K = stiffness(7, 2); M = mass(7, 2)\n(kron(K, M) + kron(M, K) + 1e-3 * kron(M, M)).inverse()");
+  BOOST_TEST(to_string(kronex::dsl::prepare(bare, backend_kind::host)->plans()[0]) ==
+             to_string(kronex::compile((kronex::kron(K, M) + kronex::kron(M, K) + 1e-3 * kronex::kron(M, M)).inverse(),
+                                       kronex::shape_t{7, 7}).plan()));
+}
+
+BOOST_AUTO_TEST_CASE(library_errors_point_at_the_operator) {
+  const auto error_of = [](const std::string& source) -> kronex::dsl::dsl_error {
+    const auto program = kronex::dsl::evaluate(source);
+    try {
+      kronex::dsl::prepare(program, backend_kind::host);
+    } catch (const kronex::dsl::dsl_error& e) {
+      return e;
+    }
+    BOOST_FAIL("no dsl_error for: " + source);
+    throw;
+  };
+  // Not separable: the axis named; the caret under the whole operator.
+  const std::string ns = "L = kron(laplacian(7), mass(5, 1)) + kron(mass(7, 2), laplacian(5)) + kron(mass(7, 1), mass(5, 1))\n"
+                         "L.solve(ones())";
+  const auto e = error_of(ns);
+  BOOST_TEST(e.message().find("axis 0") != std::string::npos, e.message());
+  BOOST_TEST(e.where().line == 1u);
+  BOOST_TEST(e.where().column == 5u);
+  // A singular sum (periodic, no shift) without pseudo_inverse: the operator, with the sum's values.
+  const auto s = error_of("K = stiffness(8, 2, periodic); M = mass(8, 2, periodic)\nL = kron(K, M) + kron(M, K)\nL.solve(ones())");
+  BOOST_TEST(s.message().find("singular operator kron(K, M) + kron(M, K)") != std::string::npos, s.message());
+  BOOST_TEST(s.where().line == 2u);
+  BOOST_TEST(s.where().column == 5u);
+  // The normalisation's own refusals: a pseudo-inverse inside a composition cannot be inverted.
+  const auto p = error_of("K = stiffness(8, 2, periodic); M = mass(8, 2, periodic)\n"
+                          "P = (kron(K, M) + kron(M, K)).pseudo_inverse(1e-10)\n(P * kron(M, M)).solve(ones())");
+  BOOST_TEST(p.message().find("the inverse of a pseudo-inverse is not defined") != std::string::npos, p.message());
+  BOOST_TEST(p.where().line == 3u);
+  BOOST_TEST(p.where().column == 2u);
 }

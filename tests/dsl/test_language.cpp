@@ -52,8 +52,15 @@ BOOST_AUTO_TEST_CASE(lexical_errors) {
   check_error("kron(mass(8, 3)) @ 2", 1, 18, 1, "unexpected character '@'");
   check_error("x = \"abc\nkron(mass(8,3)).solve(ones())", 1, 5, 4, "unterminated string");
   check_error("mtx(\"a\\qb\")", 1, 7, 2, "unknown escape '\\q'");
-  check_error("mass(1.5, 3)", 1, 6, 2, "no decimal");
-  check_error("mass(1e5, 3)", 1, 6, 2, "no decimal");
+  // Numbers are coefficients: where an integer is needed, a decimal number is the wrong kind.
+  check_error("mass(1.5, 3)", 1, 6, 3, "argument 1 of mass must be an integer (n), got a number");
+  check_error("mass(1e5, 3)", 1, 6, 3, "argument 1 of mass must be an integer (n), got a number");
+  check_error("1.5.3", 1, 1, 4, "malformed number '1.5.'");
+  check_error("x = 1e\n" + ok_tail, 1, 5, 2, "malformed number '1e': the exponent needs digits");
+  check_error("x = 2.5E+\n" + ok_tail, 1, 5, 5, "malformed number '2.5E+': the exponent needs digits");
+  check_error("x = 12ab", 1, 5, 3, "malformed number '12a'");
+  check_error("x = 3.", 1, 5, 2, "malformed number '3.'");
+  check_error("x = 1e400", 1, 5, 5, "number 1e400 is out of range");
   check_error("mass(99999999999999999999999, 3)", 1, 6, 23, "too large");
   check_error("mass($, 3)", 1, 6, 0, "parameter name after '$'");
   check_error("mass(8, 3) é", 1, 12, 1, "unexpected byte 0xc3");
@@ -74,6 +81,8 @@ BOOST_AUTO_TEST_CASE(syntax_errors) {
   std::string chain = "kron(mass(8, 3))";
   for (int i = 0; i < 300; ++i) chain += ".transpose()";
   check_error(chain, 1, 17 + 200 * 12, 1, "nested too deeply");
+  // Unary minus signs in a row nest too.
+  check_error("x = " + std::string(300, '-') + "1", 1, 4 + 201, 1, "nested too deeply");
 }
 
 BOOST_AUTO_TEST_CASE(name_errors) {
@@ -105,7 +114,7 @@ BOOST_AUTO_TEST_CASE(argument_errors) {
   check_error("kron(mass(8, 3)).transpose(1)", 1, 28, 1, "transpose takes 0 arguments, got 1");
   check_error("kron(mass(8, 3)).solve()", 1, 1, 24, ".solve takes 1 argument, got 0");
   check_error("ones().solve(ones())", 1, 1, 6, "'.solve' needs an operator (kron(...)), but ones() is a tensor");
-  check_error("random(-1)", 1, 8, 1, "unexpected character '-'");
+  check_error("random(-1)", 1, 8, 2, "argument 1 of random must be an integer (the seed), got a number");
 }
 
 BOOST_AUTO_TEST_CASE(type_and_shape_errors) {
@@ -271,4 +280,180 @@ BOOST_AUTO_TEST_CASE(continuation_after_many_blank_lines) {
   const auto p = evaluate("K = kron(mass(8, 3))\nK" + lines + "  .solve(ones())" + lines);
   BOOST_TEST(p.text == "K.solve(ones())");
   check_error("K = kron(mass(8, 3))\nK" + lines + "K.solve(ones())", 2, 1, 1, "this expression's value is not used");
+}
+
+// Numbers: integers stay integers (sizes, seeds); a decimal point or an exponent makes a number.
+BOOST_AUTO_TEST_CASE(number_literals) {
+  using kronex::dsl::token_kind;
+  const auto t = kronex::dsl::tokenize("128 0.5 1e-3 2.5E+4 7e2 0.0");
+  BOOST_TEST((t.at(0).kind == token_kind::integer));
+  BOOST_TEST(t.at(0).value == 128u);
+  const double expected[] = {0.5, 1e-3, 2.5e4, 700.0, 0.0};
+  for (std::size_t k = 0; k < 5; ++k) {
+    BOOST_TEST((t.at(k + 1).kind == token_kind::number), t.at(k + 1).text);
+    BOOST_TEST(t.at(k + 1).number == expected[k], t.at(k + 1).text);
+  }
+  BOOST_TEST(t.at(3).text == "2.5E+4");
+  BOOST_TEST(t.at(3).where.length == 6u);
+  const auto ops = kronex::dsl::tokenize("a+b-c*d");
+  BOOST_TEST((ops.at(1).kind == token_kind::plus));
+  BOOST_TEST((ops.at(3).kind == token_kind::minus));
+  BOOST_TEST((ops.at(5).kind == token_kind::star));
+}
+
+namespace {
+
+using kronex::dsl::operator_form;
+using kronex::dsl::operator_value;
+
+// The operator a program ending with a bare operator builds.
+const operator_value& built(const std::string& program) {
+  static kronex::dsl::evaluated_program keep;
+  keep = evaluate("A = kron(laplacian(4)); B = kron(mass(4, 1)); C = kron(mass(4, 2))\n" + program);
+  BOOST_REQUIRE(keep.bare_operator);
+  return *keep.bare_operator;
+}
+
+bool is_kron(const operator_value& v, const char* text) { return !v.combined() && v.text == text; }
+
+} // namespace
+
+// Unary minus binds tighter than '*', '*' tighter than '+' and '-', all left associative; method
+// calls bind tighter than everything.
+BOOST_AUTO_TEST_CASE(operator_precedence) {
+  {
+    const auto& v = built("A + B * C");
+    BOOST_TEST((v.form == operator_form::sum));
+    BOOST_TEST(is_kron(*v.operands[0], "kron(laplacian(4))"));
+    BOOST_TEST((v.operands[1]->form == operator_form::product));
+    BOOST_TEST(is_kron(*v.operands[1]->operands[0], "kron(mass(4, 1))"));
+    BOOST_TEST(is_kron(*v.operands[1]->operands[1], "kron(mass(4, 2))"));
+  }
+  {
+    const auto& v = built("A * B - C");
+    BOOST_TEST((v.form == operator_form::sum));
+    BOOST_TEST(v.coefs[1] == -1.0);
+    BOOST_TEST((v.operands[0]->form == operator_form::product));
+  }
+  {
+    // Left associative: (A - B) - C, not A - (B - C).
+    const auto& v = built("A - B - C");
+    BOOST_TEST(v.coefs[1] == -1.0);
+    BOOST_TEST(is_kron(*v.operands[1], "kron(mass(4, 2))"));
+    BOOST_TEST((v.operands[0]->form == operator_form::sum));
+    BOOST_TEST(v.operands[0]->coefs[1] == -1.0);
+    BOOST_TEST(v.text == "A - B - C");
+    BOOST_TEST(v.operands[0]->text == "A - B");
+  }
+  {
+    // (-A) * B: the minus on A alone.
+    const auto& v = built("-A * B");
+    BOOST_TEST((v.form == operator_form::product));
+    BOOST_TEST((v.operands[0]->form == operator_form::scaled));
+    BOOST_TEST(v.operands[0]->coefs[0] == -1.0);
+  }
+  {
+    // -(A.transpose()): the method first.
+    const auto& v = built("-A.transpose()");
+    BOOST_TEST((v.form == operator_form::scaled));
+    BOOST_TEST(v.operands[0]->methods.size() == 1u);
+  }
+  {
+    // Scalars on either side, decimal or integer, and parentheses.
+    const auto& v = built("2 * (A + B) * 0.5");
+    BOOST_TEST((v.form == operator_form::scaled));
+    BOOST_TEST(v.coefs[0] == 0.5);
+    BOOST_TEST(v.operands[0]->coefs[0] == 2.0);
+    BOOST_TEST((v.operands[0]->operands[0]->form == operator_form::sum));
+  }
+  {
+    // A negative coefficient, and a method on a combination.
+    const auto& v = built("-1e-2 * (A + C).transpose()");
+    BOOST_TEST(v.coefs[0] == -1e-2);
+    BOOST_TEST((v.operands[0]->transform == kronex::op::transpose));
+    BOOST_TEST((v.sizes() == kronex::shape_t{4}));
+  }
+  // A line that ends with an operator goes on.
+  const auto p = evaluate("A = kron(laplacian(4))\nL = A +\n  2 *\n  A\nL.solve(ones())");
+  BOOST_TEST(p.stages.at(0).op->text == "A + 2 * A");
+}
+
+BOOST_AUTO_TEST_CASE(operator_arithmetic_errors) {
+  const std::string defs = "A = kron(laplacian(4)); B = kron(mass(6, 1))\n";
+  check_error("kron(mass(8, 3)) + 2", 1, 18, 1, "cannot add an integer to an operator: '+' and '-' combine operators");
+  check_error("x = 2 + 3", 1, 7, 1, "cannot add an integer to an integer");
+  check_error("b = ones(); c = b - b", 1, 19, 1, "cannot subtract a tensor from a tensor");
+  check_error("x = 2 * 1.5", 1, 7, 1, "cannot multiply an integer by a number");
+  check_error(defs + "x = A * ones()", 2, 7, 1, "cannot multiply an operator by a tensor");
+  check_error("x = -ones()", 1, 5, 1, "cannot negate a tensor (ones())");
+  check_error("kron(mass(8, 3)) + ", 1, 20, 1, "expected an expression");
+  check_error("kron(mass(8, 3)) * * 2", 1, 20, 1, "expected an expression");
+  // Sizes and value types: the caret at the operator sign, both operands named.
+  check_error(defs + "L = A + 2 * B", 2, 7, 1,
+              "the sum of operators with different sizes: kron(laplacian(4)) has sizes (4,), 2 * B has sizes (6,)");
+  check_error(defs + "L = A * kron(laplacian(4), mass(4, 1))", 2, 7, 1, "the composition of operators with different sizes");
+  check_error(defs + "L = A - kron(laplacian(4, float32))", 2, 7, 1,
+              "the difference of operators with different value types: kron(laplacian(4)) is float64, kron(laplacian(4, float32)) is float32");
+  // Pseudo-inverses: rtol a number >= 0, of sums and Kronecker products only, not inverted.
+  check_error(defs + "A.pseudo_inverse(-1e-3)", 2, 18, 5, "rtol must be >= 0, got -1e-3");
+  check_error(defs + "A.pseudo_inverse(ones())", 2, 18, 6, "argument 1 of .pseudo_inverse must be a number (rtol), got a tensor");
+  check_error(defs + "(A * A).pseudo_inverse(0)", 2, 9, 14, "pseudo_inverse is defined for sums of Kronecker products");
+  check_error(defs + "A.inverse().pseudo_inverse(0)", 2, 13, 14, "A.inverse() is an inverse");
+  check_error(defs + "(A + A).pseudo_inverse(0.1).inverse()", 2, 29, 7, "the inverse of a pseudo-inverse is not defined");
+  check_error(defs + "(A + A).pseudo_inverse(0.1).solve(ones())", 2, 29, 5, "cannot solve with (A + A).pseudo_inverse(0.1)");
+}
+
+// Operator arithmetic counts what it builds: L = L + K many times stops at the limit, with an
+// error at the statement that would pass it, and no recursion anywhere grows with the program
+// (100000 rebindings, parsed and evaluated up to the error).
+BOOST_AUTO_TEST_CASE(operator_limits_count_what_is_built) {
+  using kronex::dsl::max_operator_terms;
+  std::string sum = "K = kron(mass(8, 1))\nL = K\n";
+  for (std::size_t k = 0; k < 100000; ++k) sum += "L = L + K\n";
+  // K: 1; each L = L + K adds the sum and K: 1 + 2m > 4096 at m = 2048.
+  check_error(sum + "L.solve(ones())", 2 + 2048, 7, 1,
+              "too many terms: this operator would hold 4097 Kronecker products and combinations");
+  // Scalar multiples count too; L = L + L doubles.
+  std::string scaled = "K = kron(mass(8, 1))\nL = K\n";
+  for (std::size_t k = 0; k < max_operator_terms + 100; ++k) scaled += "L = -L\n";
+  check_error(scaled + "L", 2 + max_operator_terms, 5, 1, "too many terms");
+  std::string doubled = "L = kron(mass(8, 1))\n";
+  for (std::size_t k = 0; k < 64; ++k) doubled += "L = L + L\n";
+  check_error(doubled + "L", 1 + 12, 7, 1, "too many terms: this operator would hold 8191");
+  // Sums inside compositions inside sums nest the normalised tree: bounded too.
+  std::string alternating = "K = kron(mass(8, 1))\nL = K\n";
+  for (std::size_t k = 0; k < 1000; ++k) alternating += "L = L * K + K\n";
+  check_error(alternating + "L", 2 + 32, 11, 1, "operator nested too deeply");
+  // Up to the limit, a long sum evaluates (and its rebinding is linear: one node per line).
+  std::string ok = "K = kron(mass(8, 1))\nL = K\n";
+  for (std::size_t k = 0; k < 2047; ++k) ok += "L = L + K\n";
+  const auto p = evaluate(ok + "L.apply(ones())");
+  BOOST_TEST(p.stages.at(0).op->built == 4095u);
+  // Labels of the partial sums in a long run are elided to their last operand (their full text
+  // would cost the square of the run's length).
+  std::string long_sum = "A = kron(laplacian(4)); B = kron(mass(6, 1))\nL = A";
+  for (std::size_t k = 0; k < 300; ++k) long_sum += " + A";
+  check_error(long_sum + " + B", 2, 1207, 1,
+              "the sum of operators with different sizes: ... + A has sizes (4,), kron(mass(6, 1)) has sizes (6,)");
+  // One flat expression with many terms nests no deeper than a short one.
+  std::string flat = "K = kron(mass(8, 1))\nL = K";
+  for (std::size_t k = 0; k < 1000; ++k) flat += " + K";
+  BOOST_TEST(evaluate(flat + "\nL.apply(ones())").stages.at(0).op->built == 2001u);
+}
+
+// Releasing a deep combination must not recurse once per level: built here directly, past what
+// the evaluator allows.
+BOOST_AUTO_TEST_CASE(a_deep_combination_is_released_without_recursion) {
+  auto leaf = std::make_shared<const operator_value>();
+  std::shared_ptr<const operator_value> chain = leaf;
+  for (std::size_t k = 0; k < 1000000; ++k) {
+    auto v = std::make_shared<operator_value>();
+    v->form = operator_form::sum;
+    v->operands = {chain, leaf};
+    chain = std::move(v);
+  }
+  std::weak_ptr<const operator_value> last = chain;
+  chain.reset();
+  BOOST_TEST(last.expired());
+  BOOST_TEST(leaf.use_count() == 1);
 }

@@ -1,0 +1,159 @@
+#pragma once
+// composite_stages<T, D, Backend>: the stages of a program whose operator is a combination
+// (operator sums, scalar multiples, compositions, pseudo-inverses; eval/operator_algebra.hpp).
+// Each is compiled as kronex::compile compiles the same C++ expression: the operator_tree that
+// composite_expr::describe would build (Kronecker products described as kron_expr describes
+// them, then the same normalisation helpers in the same order), then the host's composite plan.
+// Plain Kronecker products keep chain_executable's own path.
+#include <array>
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <kronex/compile.hpp>
+#include <kronex/factors/any_factor.hpp>
+
+#include "eval/evaluator.hpp"
+
+namespace kronex::dsl::exec {
+
+// Defined in chain_program.hpp: a Kronecker product's methods, called in the program's order.
+template <class E>
+E replay(const E& e, const std::vector<op_method>& methods);
+
+template <class T, std::size_t D, class Backend>
+class composite_stages {
+  using tensor = typename Backend::template tensor<T, D>;
+  static constexpr bool on_host = std::is_same_v<tensor, xt::xtensor<T, D>>;
+  using compiled = host_operator<T, D, kronex::detail::host_composite_plan<T>>;
+
+public:
+  // Compiles (allocate) or only explains stage k, whose operator is a combination; its plan.
+  plan_description prepare(std::size_t k, const stage& s, const shape_t& shape, const compile_options& o,
+                           bool allocate) {
+    if constexpr (!on_host) {
+      throw dsl_error(s.op->where, "operator sums, scalar multiples and compositions run on the host backend only so "
+                                   "far: " + s.op->text + " needs --backend host");
+    } else {
+      operator_tree<T> t;
+      try {
+        t = describe(*s.op, s.what == result_value::kind::solve);
+      } catch (const dsl_error&) {
+        throw;
+      } catch (const kronex::error& e) {
+        // The normalisation's refusals, such as the inverse of a pseudo-inverse in a composition.
+        throw dsl_error(s.op->where, e.what());
+      }
+      t.options = o;
+      try {
+        if (!allocate) return kronex::detail::host_composite_plan<T>::explain(t, shape);
+        m_ops.emplace_back(t, shape);
+        if (m_stage.size() <= k) m_stage.resize(k + 1, nullptr);
+        m_stage[k] = &m_ops.back();
+        return m_ops.back().plan();
+      } catch (const not_separable& e) {
+        throw dsl_error(s.op->where, e.what());
+      } catch (const singular_factor& e) {
+        // A sum's smallest eigenvalue sum, or a factor of one of its Kronecker products: the
+        // message says which; the mode alone would not.
+        throw dsl_error(s.op->where, "singular operator " + s.op->text + ": " + e.what());
+      } catch (const invalid_factor& e) {
+        throw dsl_error(s.where, e.what());
+      } catch (const dimension_mismatch& e) {
+        throw dsl_error(s.where, e.what());
+      } catch (const size_limit_exceeded& e) {
+        throw dsl_error(s.where, e.what());
+      }
+    }
+  }
+
+  // x = op(b) for stage k when it is one of these (x may be b); false otherwise.
+  bool run(std::size_t k, const tensor& b, tensor& x) {
+    if (k >= m_stage.size() || !m_stage[k]) return false;
+    if constexpr (on_host) (*m_stage[k])(b, x);
+    else (void)b, (void)x;
+    return true;
+  }
+
+private:
+  using tree = operator_tree<T>;
+  using kind = typename tree::kind;
+
+  // The factor as any_factor<T> (an untyped identity takes T), copied once per program.
+  const any_factor<T>& factor(const factor_value& f) {
+    auto it = m_factors.find(&f);
+    if (it != m_factors.end()) return it->second;
+    return std::visit([&](const auto& x) -> const any_factor<T>& {
+      using F = std::decay_t<decltype(x)>;
+      if constexpr (std::is_same_v<F, identity_factor> || std::is_same_v<F, any_factor<T>>)
+        return m_factors.emplace(&f, any_factor<T>(x)).first->second;
+      else throw kronex::error("kronex dsl: internal error: a factor's value type differs from the program's");
+    }, f.factor);
+  }
+
+  template <std::size_t... I>
+  tree leaf(const operator_value& v, std::index_sequence<I...>) {
+    const std::array<const any_factor<T>*, D> f{&factor(*v.factors.at(I))...};
+    return tree::from_leaf(replay(kronex::kron(*f[I]...), v.methods).template describe<T>());
+  }
+
+  // composite_expr::describe for one combination, its operands' trees given.
+  static tree combine(const operator_value& v, std::vector<tree> operands, const kronex::detail::inversion& inv) {
+    tree t;
+    if (v.form == operator_form::scaled) {
+      t = std::move(operands.front());
+      t.coef *= kronex::detail::coefficient_as<T>(v.coefs[0]);
+    } else {
+      t.what = v.form == operator_form::sum ? kind::sum : kind::product;
+      for (auto& o : operands) t.terms.push_back(std::move(o));
+      if (v.form == operator_form::sum)
+        for (std::size_t k = 0; k < t.terms.size(); ++k) t.terms[k].coef *= kronex::detail::coefficient_as<T>(v.coefs[k]);
+      kronex::detail::flatten(t);
+    }
+    kronex::detail::apply_op(t, v.transform);
+    switch (inv.s) {
+      case kronex::detail::inversion::state::none: break;
+      case kronex::detail::inversion::state::inverse: kronex::detail::invert(t); break;
+      case kronex::detail::inversion::state::pseudo: kronex::detail::pseudo_invert(t, inv.rtol); break;
+      case kronex::detail::inversion::state::undefined:
+        throw kronex::error("kronex: the inverse of a pseudo-inverse, or the pseudo-inverse of an inverse, is not defined");
+    }
+    return t;
+  }
+
+  // The tree of `root` (inverted for a solve, as composite_expr::solve inverts), built bottom up
+  // with an explicit stack: combinations may nest as deeply as the evaluator's limits allow.
+  tree describe(const operator_value& root, bool solve) {
+    struct frame {
+      const operator_value* v;
+      std::size_t next = 0;
+      std::vector<tree> done;
+    };
+    std::vector<frame> stack;
+    stack.push_back(frame{&root, 0, {}});
+    while (true) {
+      frame& f = stack.back();
+      if (f.v->combined() && f.next < f.v->operands.size()) {
+        const operator_value* child = f.v->operands[f.next++].get();
+        stack.push_back(frame{child, 0, {}});  // f is not used after this
+        continue;
+      }
+      const bool is_root = stack.size() == 1;
+      tree t = !f.v->combined() ? leaf(*f.v, std::make_index_sequence<D>{})
+                                : combine(*f.v, std::move(f.done),
+                                          is_root && solve ? f.v->inversion.inverted() : f.v->inversion);
+      stack.pop_back();
+      if (stack.empty()) return t;
+      stack.back().done.push_back(std::move(t));
+    }
+  }
+
+  std::map<const factor_value*, any_factor<T>> m_factors;  // the copies the plans read
+  std::deque<compiled> m_ops;                               // built in place, never moved
+  std::vector<compiled*> m_stage;                           // by stage number
+};
+
+} // namespace kronex::dsl::exec
