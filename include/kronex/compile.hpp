@@ -77,21 +77,32 @@ std::string explain(const kron_expr<C...>& expr, const Like& like) {
   return to_string(explain_plan(expr, like));
 }
 
+namespace detail {
+// The tree of an algebra expression in the value type compile/explain work in, with `options`;
+// the backend must compile trees (a readable error otherwise).
+template <class E, class Like>
+auto tree_with(const E& expr, const compile_options& options) {
+  using T = typename target_value_type<E, Like>::type;
+  if constexpr (has_backend<Like>::value)
+    static_assert(backend_traits<Like>::template has_tree_compile<T, E::rank, Like>(),
+                  "kronex: operator sums, scalar multiples and compositions run on host, device and distributed host "
+                  "operands so far; this operand's backend compiles single Kronecker products");
+  operator_tree<T> t = expr.template describe<T>();
+  t.options = options;
+  return t;
+}
+} // namespace detail
+
 // Operators built with the algebra (sums, scalar multiples, compositions, and their inverses and
 // pseudo-inverses): the same verbs. The plan shows the terms, the combinations and, for an
 // inverse of a sum, the eigen set-up of fast diagonalisation (docs/preconditioners.md).
 template <node_kind K, class... C, class Like>
 auto compile(const composite_expr<K, C...>& expr, const Like& like, const compile_options& options) {
   using E = composite_expr<K, C...>;
-  using T = typename detail::target_value_type<E, Like>::type;
-  operator_tree<T> t = expr.template describe<T>();
-  t.options = options;
-  if constexpr (detail::has_backend<Like>::value) {
-    static_assert(backend_traits<Like>::template has_tree_compile<T, E::rank, Like>(),
-                  "kronex: operator sums, scalar multiples and compositions run on host, device and distributed host "
-                  "operands so far; this operand's backend compiles single Kronecker products");
+  const auto t = detail::tree_with<E, Like>(expr, options);
+  using T = typename decltype(t)::value_type;
+  if constexpr (detail::has_backend<Like>::value)
     return backend_traits<Like>::template compile<T, E::rank>(t, like);
-  }
   else
     return host_operator<T, E::rank, detail::host_composite_plan<T>>(t, detail::to_shape(like));
 }
@@ -104,15 +115,10 @@ auto compile(const composite_expr<K, C...>& expr, const Like& like) {
 template <node_kind K, class... C, class Like>
 plan_description explain_plan(const composite_expr<K, C...>& expr, const Like& like, const compile_options& options = {}) {
   using E = composite_expr<K, C...>;
-  using T = typename detail::target_value_type<E, Like>::type;
-  operator_tree<T> t = expr.template describe<T>();
-  t.options = options;
-  if constexpr (detail::has_backend<Like>::value) {
-    static_assert(backend_traits<Like>::template has_tree_compile<T, E::rank, Like>(),
-                  "kronex: operator sums, scalar multiples and compositions run on host, device and distributed host "
-                  "operands so far; this operand's backend compiles single Kronecker products");
+  const auto t = detail::tree_with<E, Like>(expr, options);
+  using T = typename decltype(t)::value_type;
+  if constexpr (detail::has_backend<Like>::value)
     return backend_traits<Like>::template explain<T, E::rank>(t, like);
-  }
   else
     return detail::host_composite_plan<T>::explain(t, detail::to_shape(like));
 }

@@ -25,6 +25,7 @@ namespace kronex {
 
 template <class T>
 struct operator_tree {
+  using value_type = T;
   enum class kind {
     kron,         // coef * (a Kronecker product, maybe transposed or inverted): `leaf`
     sum,          // coef * sum of `terms` (each with its own coef)
