@@ -408,6 +408,38 @@ BOOST_AUTO_TEST_CASE(documented_apply_example) {
   check_plan(kronex::explain(kronex::kron(kronex::identity(5), A, Mx).transpose(), std::vector<std::size_t>{5, 3, 8}), explained(expected));
 }
 
+// Dense applies of n >= 8 run as GEMMs unless each GEMM would have fewer than 8 rows: shape
+// (10,9,4), N = 360, f0 and f1 dense with every entry nonzero, f2 the clamped p=1 n=4 mass.
+//  step 0 (mode 0, L = 1): gemm, flops 360 10 2 = 7200, bytes 2 360 8 = 5760.
+//  step 1 (mode 1, L = 10, R = 4 < 8): dense_matvec, 40 lines 81 2 = 6480; fuses with step 2
+//  (slab 9 4 8 = 288 B): bytes 360 8 = 2880 each. step 2: tridiagonal nnz 10, 90 10 2 = 1800.
+//  workspace: panels S n V = 3 9 16 = 432 (40 lines), 6 4 16 = 384 (90 lines): two of 432
+//  (apply) = 864 > the gemm chunk min(3276, R = 36) 10 = 360; + a group of L = 10 slabs of
+//  36: (864 + 360) 8 = 9792.
+//  factors: f0's matrix 100 8 = 800; f1's program 10 4 + 81 12 = 1012; f2's 5 4 + 10 12 = 140;
+//  total 1952.
+BOOST_AUTO_TEST_CASE(apply_dense_as_gemm) {
+  xt::xtensor<double, 2> A = xt::ones<double>({10, 10}) + 10 * xt::eye<double>(10);
+  xt::xtensor<double, 2> B = xt::ones<double>({9, 9}) + 9 * xt::eye<double>(9);
+  const auto M = kronex::gallery::bspline_mass<double>(4, 1);
+  const std::string expected =
+      "plan kron(f0,f1,f2) on (10,9,4):(36,4,1) [host, double]\n"
+      "  setup\n"
+      "    f0  dense n=10  gemm\n"
+      "    f1  dense n=9  matvec  nnz=81\n"
+      "    f2  banded n=4 kl=1 ku=1 clamped  matvec  nnz=10\n"
+      "  steps\n"
+      "    0  apply  mode 0  f0 N  gemm  (1,10,36):(360,36,1)  flops=7.2k  bytes=5.76k\n"
+      "    1  apply  mode 1  f1 N  dense_matvec  fused with 2  (10,9,4):(36,4,1)  flops=6.48k  bytes=2.88k\n"
+      "    2  apply  mode 2  f2 N  band_matvec  (90,4,1):(4,1,1)  flops=1.8k  bytes=2.88k\n"
+      "  total  steps=3  flops=15.48k  bytes=11.52k  workspace=9.792kB  factors=1.952kB\n";
+  check_plan(kronex::explain(kronex::kron(A, B, M), std::vector<std::size_t>{10, 9, 4}), explained(expected));
+  // The last mode (R = 1): one GEMM over all 36 lines.
+  const std::string last = kronex::explain(kronex::kron(B, M, A), std::vector<std::size_t>{9, 4, 10});
+  BOOST_TEST(last.find("    2  apply  mode 2  f2 N  gemm  (36,10,1):(10,1,1)  flops=7.2k  bytes=5.76k\n") !=
+             std::string::npos, last);
+}
+
 // A fused pair in a 4D solve, shape (2,6,5,4), N = 240: f0 = [[1,2],[2,1]] (L nnz 1, U nnz 3,
 // 1 swap), f1 clamped p=2 n=6 (L 9, U 15), f2 periodic p=1 n=5 (L 7, U 12), f3 the dense 4x4
 // (L 6, U 10). Pairing is greedy: step 0 has L = 1 and stays alone; steps 1 and 2 (modes 1, 2;
