@@ -564,21 +564,24 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(gallery_round_trips, T, value_types) {
   BOOST_TEST(err <= tol, "compiled operator in place: apply(solve(b)) differs from b by " << err);
 }
 
-// Dense factors of n >= 8 run as GEMMs: on the first mode (one GEMM), a middle mode (one per
+// Dense factors of n >= 4 run as GEMMs: on the first mode (one GEMM), a middle mode (one per
 // block of the modes before), the last mode (one over all lines), and the 1D case; with banded
 // and small dense factors around them (row programs, fused pairs), so the GEMM steps run both
 // out of place and in place within one plan. N, T, C and R, each also with x aliasing b.
 BOOST_AUTO_TEST_CASE_TEMPLATE(dense_applies_as_gemms, T, value_types) {
   using F = std::vector<test_factor<T>>;
   auto dense = [](std::size_t n) { return make_factor<T>(kind::dense, n); };
-  check_gemm_against_kron(make_case<T>(F{dense(8)}), {0});
+  check_gemm_against_kron(make_case<T>(F{dense(4)}), {0});
   check_gemm_against_kron(make_case<T>(F{dense(13)}), {0});
   check_gemm_against_kron(make_case<T>(F{dense(9), dense(8)}), {0, 1});
-  check_gemm_against_kron(make_case<T>(F{dense(8), dense(9), dense(10)}), {0, 1, 2});
+  check_gemm_against_kron(make_case<T>(F{dense(5), dense(6), dense(4)}), {0, 1, 2});
   check_gemm_against_kron(make_case<T>(F{make_factor<T>(kind::clamped, 5, 1, 2, true), dense(8), dense(11)}), {1, 2});
-  // A middle mode with fewer than 8 lines after it, and a small dense factor, stay row programs.
+  // Row programs: a middle mode with fewer than 4 lines after it, a dense factor of n < 4, and
+  // a dense factor with fewer than a third of its entries nonzero.
   check_gemm_against_kron(make_case<T>(F{dense(10), dense(9), dense(3)}), {0});
-  check_gemm_against_kron(make_case<T>(F{dense(4), make_factor<T>(kind::diagonal, 6), dense(12)}), {2});
+  check_gemm_against_kron(make_case<T>(F{dense(3), make_factor<T>(kind::diagonal, 6), dense(12)}), {2});
+  xt::xtensor<T, 2> tridiagonal = kronex_test::random_band_matrix<T>(10, 1, 1, boundary::clamped, false);
+  check_gemm_against_kron(make_case<T>(F{dense(7), {tridiagonal, tridiagonal, "dense n=10 tridiagonal"}}), {0});
 }
 
 // In place, GEMMs run in chunks of gemm_chunk lines through a buffer: sizes that take two full

@@ -26,16 +26,18 @@
 
 namespace kronex::detail {
 
-// The plan's rule: a dense factor of at least gemm_min_n rows runs as GEMMs, unless each GEMM
-// would have fewer than gemm_min_n rows (a middle mode with 1 < R < gemm_min_n: L GEMMs of R rows
-// each); then, and for banded factors, the row program runs. R must fit BLAS's int (R is the
-// leading dimension).
-inline constexpr std::size_t gemm_min_n = 8;
+// The plan's rule: a dense factor runs as GEMMs when n >= gemm_min, at least a third of its
+// entries are nonzero (a row program skips zeros; a GEMM runs about three times its rate), and
+// each GEMM has at least gemm_min rows (a middle mode, 1 < L, needs R >= gemm_min: L GEMMs of
+// R rows each); otherwise, and for banded factors, the row program runs. Measured with OpenBLAS,
+// GEMMs are as fast as the row program at n = 4 or R = 4 and faster above, for all four types.
+// R and n must fit BLAS's int (R is a leading dimension).
+inline constexpr std::size_t gemm_min = 4;
 
-inline bool use_gemm(bool dense, std::size_t L, std::size_t n, std::size_t R) {
-  const bool enough_rows = R == 1 || L == 1 || R >= gemm_min_n;
-  return dense && n >= gemm_min_n && enough_rows && L >= 1 && R >= 1 && R <= std::size_t(INT_MAX) &&
-         n <= std::size_t(INT_MAX);
+inline bool use_gemm(bool dense, std::size_t nnz, std::size_t L, std::size_t n, std::size_t R) {
+  const bool enough_rows = R == 1 || L == 1 || R >= gemm_min;
+  return dense && n >= gemm_min && 3 * nnz >= n * n && enough_rows && L >= 1 && R >= 1 &&
+         R <= std::size_t(INT_MAX) && n <= std::size_t(INT_MAX);
 }
 
 // Lines per in-place chunk: a chunk (lines x n values) of about 256 KB, so it stays in L2 between

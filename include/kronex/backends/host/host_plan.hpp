@@ -160,8 +160,9 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
         break;
       case task_kind::apply: {
         auto st = make_step<matvec_step>(t, d.trans, shape, sizeof(T));
+        const program_size p = apply_program_size(*f);
         st.dense = f->kind == factor_kind::dense;
-        st.gemm = use_gemm(st.dense, st.view[0], st.view[1], st.view[2]);
+        st.gemm = use_gemm(st.dense, p.madds, st.view[0], st.view[1], st.view[2]);
         if (st.gemm) {
           // All n^2 entries count, zeros too; an in-place run needs a chunk buffer.
           fs.method = "gemm";
@@ -171,7 +172,6 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
           bp.steps.push_back(st);
           break;
         }
-        const program_size p = apply_program_size(*f);
         fs.method = "matvec";
         fs.result = message("nnz=", p.madds);
         st.flops = C::program_flops(size / double(f->n), p.madds, p.multiplies);
