@@ -5,8 +5,8 @@
 // and for the last mode (R = 1) the whole tensor is one block of lines:
 //   Y^T = op(A) X^T   (X^T: n x L column-major)  one GEMM in all.
 // The plan keeps A row-major, i.e. M = A^T column-major, and reaches op(A) or op(A)^T through
-// the BLAS's transpose flags; the one op no flag gives (conj(M) unconjugate-transposed: C on the
-// last mode, R otherwise) is served by keeping conj(A) instead.
+// the BLAS's transpose flags; the one product no flag gives, conj(M) (C on the last mode, R on
+// the others), is served by keeping conj(A) instead.
 //
 // A GEMM may not write what it reads, so in place (src == dst: every step of a plan after the
 // first) each block is done in chunks of lines (columns of R, or lines of the last mode) into a
@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <cstring>
 #include <utility>
-#include <tuple>
 #include <vector>
 
 #include "../../core/op.hpp"
@@ -53,14 +52,13 @@ std::size_t gemm_buffer_values(std::size_t L, std::size_t n, std::size_t R) {
   return std::min(gemm_chunk<T>(n), R == 1 ? L : R) * n;
 }
 
-// A dense factor ready for GEMMs: its n x n entries row-major (conjugated when `conjugated`), and
-// the flag that makes op(A) of them on the mode the plan was made for.
+// A dense factor's n x n entries for GEMMs, row-major, conjugated or not. The same matrix serves
+// every op that wants it (with another flag), so plans may share it.
 template <class T>
 struct gemm_matrix {
   std::size_t n = 0;
   std::vector<T> a;
   bool conjugated = false;
-  char trans = 'N';
 };
 
 // What a GEMM needs for op o: the flag applied to M = A^T (column-major view of A row-major), and
@@ -74,21 +72,21 @@ inline std::pair<char, bool> gemm_flag(op o, bool last_mode) {
 }
 
 template <class T>
-gemm_matrix<T> make_gemm_matrix(const factor_view<T>& f, op o, bool last_mode) {
+gemm_matrix<T> make_gemm_matrix(const factor_view<T>& f, bool conjugated) {
   gemm_matrix<T> g;
   g.n = f.n;
-  std::tie(g.trans, g.conjugated) = gemm_flag(o, last_mode);
+  g.conjugated = conjugated;
   g.a.resize(f.n * f.n);
   for (std::size_t i = 0; i < f.n; ++i)
     for (std::size_t j = 0; j < f.n; ++j) g.a[i * f.n + j] = g.conjugated ? conj_if_complex(f(i, j)) : f(i, j);
   return g;
 }
 
-// dst = op(A) src along the mode of the view (L, n, R); src may equal dst (then `buffer`, of
-// gemm_buffer_values values, is used).
+// dst = op(A) src along the mode of the view (L, n, R), g and trans as gemm_flag gives them for
+// op; src may equal dst (then `buffer`, of gemm_buffer_values values, is used).
 template <class T>
-void run_gemm_apply(const gemm_matrix<T>& g, std::size_t L, std::size_t n, std::size_t R, const T* src, T* dst,
-                    T* buffer) {
+void run_gemm_apply(const gemm_matrix<T>& g, char trans, std::size_t L, std::size_t n, std::size_t R, const T* src,
+                    T* dst, T* buffer) {
   using lapack::int_t;
   const int_t in = int_t(n);
   const bool in_place = src == dst;
@@ -98,7 +96,7 @@ void run_gemm_apply(const gemm_matrix<T>& g, std::size_t L, std::size_t n, std::
     for (std::size_t l0 = 0; l0 < L; l0 += chunk) {
       const std::size_t c = std::min(chunk, L - l0);
       T* out = in_place ? buffer : dst + l0 * n;
-      lapack::gemm(g.trans, 'N', in, int_t(c), in, T(1), g.a.data(), in, src + l0 * n, in, T(0), out, in);
+      lapack::gemm(trans, 'N', in, int_t(c), in, T(1), g.a.data(), in, src + l0 * n, in, T(0), out, in);
       if (in_place) std::memcpy(dst + l0 * n, buffer, c * n * sizeof(T));
     }
     return;
@@ -110,11 +108,11 @@ void run_gemm_apply(const gemm_matrix<T>& g, std::size_t L, std::size_t n, std::
     for (std::size_t r0 = 0; r0 < R; r0 += chunk) {
       const std::size_t c = std::min(chunk, R - r0);
       if (!in_place) {
-        lapack::gemm('N', g.trans, int_t(c), in, in, T(1), x + r0, ir, g.a.data(), in, T(0), y + r0, ir);
+        lapack::gemm('N', trans, int_t(c), in, in, T(1), x + r0, ir, g.a.data(), in, T(0), y + r0, ir);
         continue;
       }
       // The chunk's result is c x n column-major: row i of the block, columns [r0, r0 + c).
-      lapack::gemm('N', g.trans, int_t(c), in, in, T(1), x + r0, ir, g.a.data(), in, T(0), buffer, int_t(c));
+      lapack::gemm('N', trans, int_t(c), in, in, T(1), x + r0, ir, g.a.data(), in, T(0), buffer, int_t(c));
       for (std::size_t i = 0; i < n; ++i) std::memcpy(y + i * R + r0, buffer + i * c, c * sizeof(T));
     }
   }

@@ -321,20 +321,24 @@ private:
   }
 
   // A dense apply run as GEMMs: the plan's copy of A (or conj(A)), shared through the store
-  // between plans that read the same entries.
+  // between plans that read the same entries (with their own flags).
   void add_gemm(const operator_desc<T>& d, matvec_step& st) {
     const auto& f = d.factors[st.mode];
-    const bool last = st.view[2] == 1;
-    const op key = gemm_flag(st.trans, last).second ? op::conjugate : op::none;
-    auto make = [&] { return make_gemm_matrix(f, st.trans, last); };
+    const std::pair<char, bool> flag = gemm_flag(st.trans, st.view[2] == 1);
+    const char trans = flag.first;
+    const bool conjugated = flag.second;
+    auto make = [&] { return make_gemm_matrix(f, conjugated); };
     std::shared_ptr<const gemm_matrix<T>> g;
     bool shared = false;
-    if (d.options.store) std::tie(g, shared) = d.options.store->template get<gemm_matrix<T>>(f, factor_store::form::host_gemm, key, make);
-    else g = std::make_shared<const gemm_matrix<T>>(make());
+    if (d.options.store)
+      std::tie(g, shared) = d.options.store->template get<gemm_matrix<T>>(
+          f, factor_store::form::host_gemm, conjugated ? op::conjugate : op::none, make);
+    else
+      g = std::make_shared<const gemm_matrix<T>>(make());
     if (shared) m_desc.setup[st.mode].result += m_desc.setup[st.mode].result.empty() ? "shared" : " shared";
     m_payload.push_back(m_gemms.size());
     m_desc.factor_bytes += g->a.size() * sizeof(T);
-    m_gemms.push_back(std::move(g));
+    m_gemms.push_back({std::move(g), trans});
   }
 
   // The program make() builds, or the store's for (f, form, trans); and whether it was shared.
@@ -403,7 +407,7 @@ private:
             },
             [&](const matvec_step& m) {
               if (m.gemm) {
-                run_gemm_apply(*m_gemms[payload], L, n, R, src, dst, m_panels.data());
+                run_gemm_apply(*m_gemms[payload].matrix, m_gemms[payload].trans, L, n, R, src, dst, m_panels.data());
                 return;
               }
               const auto& p = *m_programs[payload];
@@ -425,7 +429,11 @@ private:
   std::vector<std::size_t> m_payload;           // per step: index into m_programs, m_gemms, m_scales or m_functions
   // Read only once built, so copies of the plan and plans compiled with one factor_store share them.
   std::vector<std::shared_ptr<const row_program<T>>> m_programs;
-  std::vector<std::shared_ptr<const gemm_matrix<T>>> m_gemms;
+  struct gemm_payload {
+    std::shared_ptr<const gemm_matrix<T>> matrix;
+    char trans;  // the BLAS flag for this step's op and mode (gemm_flag)
+  };
+  std::vector<gemm_payload> m_gemms;
   std::vector<std::vector<T>> m_scales;
   std::vector<std::function<void(T*, std::size_t)>> m_functions;
   std::vector<T> m_panels;
