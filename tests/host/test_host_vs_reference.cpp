@@ -317,6 +317,84 @@ test_factor<T> gallery_factor(const kronex::banded<T>& a, const std::string& tex
   return {a, kronex_test::to_dense(a), text, false};
 }
 
+// ---- dense applies run as GEMMs ------------------------------------------------------------------
+
+constexpr op all_ops[] = {op::none, op::transpose, op::adjoint, op::conjugate};
+
+// The oracle for applies too large for a dense Kronecker product: op(A_k) applied along each mode
+// k listed in `modes` (the others are identities), by plain loops over the lines, in double
+// precision.
+template <class T>
+std::vector<kronex_test::wide_t<T>> mode_products(const test_case<T>& c, const std::vector<std::size_t>& modes, op o) {
+  using W = kronex_test::wide_t<T>;
+  std::vector<W> x(c.b.begin(), c.b.end()), y(x.size());
+  for (std::size_t k : modes) {
+    const xt::xtensor<W, 2> a = kronex_test::widen(c.factors[k].matrix);
+    const std::size_t n = c.shape[k], R = kronex::detail::product(kronex::shape_t(c.shape.begin() + long(k) + 1, c.shape.end()));
+    const std::size_t L = x.size() / (n * R);
+    for (std::size_t l = 0; l < L; ++l)
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t r = 0; r < R; ++r) {
+          W sum = 0;
+          for (std::size_t j = 0; j < n; ++j) {
+            W v = is_transposed(o) ? a(j, i) : a(i, j);
+            if (is_conjugated(o)) v = kronex::detail::conj_if_complex(v);
+            sum += v * x[(l * n + j) * R + r];
+          }
+          y[(l * n + i) * R + r] = sum;
+        }
+    std::swap(x, y);
+  }
+  return x;
+}
+
+// The host plan's applies of c's operator under N, T, C and R, out of place and in place, against
+// expected(op). The modes in gemm_modes, and only those, must run as GEMMs: the check that this
+// test covers the GEMM path at all, and that the plan's rule keeps small or banded factors on row
+// programs.
+template <class T, class Expected>
+void check_gemm_applies(const test_case<T>& c, const std::vector<std::size_t>& gemm_modes, Expected&& expected) {
+  kronex::operator_desc<T> d;
+  for (const auto& f : c.factors)
+    d.factors.push_back(std::visit([](const auto& x) { return kronex::make_view<T>(x); }, f.factor));
+  const double tol = kronex_test::tolerance<T>();
+  for (op o : all_ops) {
+    d.trans = o;
+    kronex::detail::host_plan<T> h(d, c.shape);
+    const std::string what = c.text() + " apply " + kronex::trans_letter(o);
+    std::vector<std::size_t> gemms;
+    for (const auto& st : h.description().steps)
+      if (kronex::step_method(st) == "gemm") gemms.push_back(kronex::step_info(st).mode);
+    BOOST_TEST(gemms == gemm_modes, what << ": the modes run as GEMMs differ from those expected");
+    const auto ref = expected(o);
+    std::vector<T> x(c.b.size());
+    h.run(c.b.data(), x.data());
+    std::vector<T> y = c.b;
+    h.run(y.data(), y.data());
+    for (const auto* r : {&x, &y}) {
+      std::vector<kronex_test::wide_t<T>> w(r->begin(), r->end());
+      const double err = kronex_test::rel_error(flat(w), flat(ref));
+      BOOST_TEST(err <= tol, what << (r == &y ? " in place" : "") << ": relative error " << err << " > " << tol);
+    }
+  }
+}
+
+// Against the dense Kronecker product (small shapes).
+template <class T>
+void check_gemm_against_kron(const test_case<T>& c, const std::vector<std::size_t>& gemm_modes) {
+  using W = kronex_test::wide_t<T>;
+  std::vector<xt::xtensor<W, 2>> m;
+  kronex::operator_desc<W> d;
+  for (const auto& f : c.factors) m.push_back(kronex_test::widen(f.matrix));
+  for (const auto& a : m) d.factors.push_back(kronex::make_view<W>(a));
+  xt::xtensor<W, 1> b = xt::xtensor<W, 1>::from_shape({c.b.size()});
+  std::copy(c.b.begin(), c.b.end(), b.begin());
+  check_gemm_applies(c, gemm_modes, [&](op o) {
+    d.trans = o;
+    return xt::xtensor<W, 1>(xt::linalg::dot(kronex::reference::dense_kron(d), b));
+  });
+}
+
 } // namespace
 
 // 1D: every kind, every band width up to 3 (kl != ku included), with and without pivoting,
@@ -484,4 +562,48 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(gallery_round_trips, T, value_types) {
   forward(inplace, inplace);
   const double err = kronex_test::rel_error(flat(inplace), flat(b));
   BOOST_TEST(err <= tol, "compiled operator in place: apply(solve(b)) differs from b by " << err);
+}
+
+// Dense factors of n >= 4 run as GEMMs: on the first mode (one GEMM), a middle mode (one per
+// block of the modes before), the last mode (one over all lines), and the 1D case; with banded
+// and small dense factors around them (row programs, fused pairs), so the GEMM steps run both
+// out of place and in place within one plan. N, T, C and R, each also with x aliasing b.
+BOOST_AUTO_TEST_CASE_TEMPLATE(dense_applies_as_gemms, T, value_types) {
+  using F = std::vector<test_factor<T>>;
+  auto dense = [](std::size_t n) { return make_factor<T>(kind::dense, n); };
+  check_gemm_against_kron(make_case<T>(F{dense(4)}), {0});
+  check_gemm_against_kron(make_case<T>(F{dense(13)}), {0});
+  check_gemm_against_kron(make_case<T>(F{dense(9), dense(8)}), {0, 1});
+  check_gemm_against_kron(make_case<T>(F{dense(5), dense(6), dense(4)}), {0, 1, 2});
+  check_gemm_against_kron(make_case<T>(F{make_factor<T>(kind::clamped, 5, 1, 2, true), dense(8), dense(11)}), {1, 2});
+  // Row programs: a middle mode with fewer than 4 lines after it, a dense factor of n < 4, and
+  // a dense factor with fewer than a third of its entries nonzero.
+  check_gemm_against_kron(make_case<T>(F{dense(10), dense(9), dense(3)}), {0});
+  check_gemm_against_kron(make_case<T>(F{dense(3), make_factor<T>(kind::diagonal, 6), dense(12)}), {2});
+  xt::xtensor<T, 2> tridiagonal = kronex_test::random_band_matrix<T>(10, 1, 1, boundary::clamped, false);
+  check_gemm_against_kron(make_case<T>(F{dense(7), {tridiagonal, tridiagonal, "dense n=10 tridiagonal"}}), {0});
+}
+
+// In place, GEMMs run in chunks of gemm_chunk lines through a buffer: sizes that take two full
+// chunks and a partial one, on each mode position, with identities elsewhere (no other step; their
+// dense matrices are never built: the oracle only reads the dense factor's).
+BOOST_AUTO_TEST_CASE_TEMPLATE(dense_applies_as_gemms_in_chunks, T, value_types) {
+  const std::size_t n = 16, c = kronex::detail::gemm_chunk<T>(n);
+  const test_factor<T> dense = make_factor<T>(kind::dense, n);
+  auto id = [](std::size_t m) { return test_factor<T>{kronex::identity(m), {}, "identity n=" + std::to_string(m)}; };
+  const std::vector<std::vector<test_factor<T>>> operators = {
+      {dense, id(2 * c + 5)}, {id(2), dense, id(c + 7)}, {id(2 * c + 3), dense}};
+  for (const auto& factors : operators) {
+    test_case<T> k;
+    k.factors = factors;
+    std::size_t mode = 0;
+    for (std::size_t m = 0; m < factors.size(); ++m) {
+      const bool is_dense = std::holds_alternative<xt::xtensor<T, 2>>(factors[m].factor);
+      k.shape.push_back(is_dense ? n : std::get<kronex::identity_factor>(factors[m].factor).size());
+      if (is_dense) mode = m;
+    }
+    k.b.resize(kronex::detail::product(k.shape));
+    for (auto& v : k.b) v = kronex_test::random_value<T>();
+    check_gemm_applies(k, {mode}, [&](op o) { return mode_products(k, {mode}, o); });
+  }
 }

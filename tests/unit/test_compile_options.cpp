@@ -6,7 +6,8 @@
 //  - check_finite: a NaN or Inf entry in a banded, periodic, dense or diagonal factor is an
 //    invalid_factor naming the mode, the entry (row, column) and its value, in the check phase;
 //  - kronex::check_finite(x, what) on an operand: non_finite_value with the C-order index;
-//  - store: operators compiled with one factor_store share LUs and programs, with the same results.
+//  - store: operators compiled with one factor_store share LUs and programs, and the matrices of
+//    dense applies run as GEMMs, with the same results.
 #define BOOST_TEST_MODULE test_compile_options
 #include <boost/test/unit_test.hpp>
 
@@ -183,4 +184,36 @@ BOOST_AUTO_TEST_CASE(operators_compiled_with_one_store_share_factorizations) {
   expect_error<kronex::singular_factor>([&] { kronex::compile(K.transpose().inverse(), b, strict); },
                                         {"mode 0", "below the threshold 0.9"});
   BOOST_TEST(strict.store->hits() >= 1u);
+}
+
+// Dense applies run as GEMMs (n >= 8) keep a copy of the matrix; with a store one copy serves N,
+// T and C (only the BLAS flag differs) and a second, conjugated one the op no flag reaches (R on
+// a mode other than the last). Results as without the store.
+BOOST_AUTO_TEST_CASE(gemm_applies_share_their_matrix) {
+  using C = std::complex<double>;
+  const xt::xtensor<C, 2> A = kronex_test::random_dense_matrix<C>(10, false);
+  const auto K = kronex::kron(A, kronex::identity(12));
+  const xt::xtensor<C, 2> b = kronex_test::random_tensor<C>(std::array<std::size_t, 2>{10, 12});
+  kronex::compile_options o;
+  o.store = std::make_shared<kronex::factor_store>();
+  auto n = kronex::compile(K, b, o);
+  BOOST_TEST(kronex::to_string(n.plan()).find("  gemm  ") != std::string::npos);
+  BOOST_TEST(o.store->size() == 1u);
+  auto t = kronex::compile(K.transpose(), b, o);
+  auto c = kronex::compile(K.adjoint(), b, o);
+  BOOST_TEST(o.store->hits() == 2u);
+  BOOST_TEST(o.store->size() == 1u);
+  BOOST_TEST(c.plan().setup[0].result.find("shared") != std::string::npos);
+  auto r = kronex::compile(K.transpose().adjoint(), b, o);
+  BOOST_TEST(o.store->hits() == 2u);
+  BOOST_TEST(o.store->size() == 2u);  // the conjugated copy
+  BOOST_TEST(r.plan().setup[0].result.find("shared") == std::string::npos);
+  // A store that handed R the unconjugated copy (or N, T, C a conjugated one) would differ here.
+  o.store.reset();
+  const xt::xtensor<C, 2> yn = kronex::compile(K, b)(b), yt = kronex::compile(K.transpose(), b)(b),
+                          yc = kronex::compile(K.adjoint(), b)(b), yr = kronex::compile(K.transpose().adjoint(), b)(b);
+  BOOST_TEST(kronex_test::rel_error(xt::xtensor<C, 2>(n(b)), yn) <= 1e-13);
+  BOOST_TEST(kronex_test::rel_error(xt::xtensor<C, 2>(t(b)), yt) <= 1e-13);
+  BOOST_TEST(kronex_test::rel_error(xt::xtensor<C, 2>(c(b)), yc) <= 1e-13);
+  BOOST_TEST(kronex_test::rel_error(xt::xtensor<C, 2>(r(b)), yr) <= 1e-13);
 }

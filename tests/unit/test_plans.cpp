@@ -355,15 +355,15 @@ BOOST_AUTO_TEST_CASE(conjugate_complex_matches_reference) {
   BOOST_TEST(kronex_test::rel_error(plain, expected) > 1e-3);
 }
 
-// Apply (no inverse) of the first test's factors: matvec with the entries of each matrix.
-//  nnz: f0 rows 3,4,5,5,4,3 = 24; f1 tridiagonal + 2 corners = 15; f2 16.
-//  flops: 20 24 2 = 960; 24 15 2 = 720; 30 16 2 = 960; total 2640 (no row scalings).
-//  fusion as in the solve: steps 1 and 2 (apply, modes 1 and 2, L = 6, slab 20 values) fuse.
-//  bytes: 1920 + 960 + 960 = 3840.
+// Apply (no inverse) of the first test's factors: matvec with the entries of each band, the
+// dense 4x4 (every entry nonzero, n >= 4, the last mode) as one GEMM.
+//  nnz: f0 rows 3,4,5,5,4,3 = 24; f1 tridiagonal + 2 corners = 15.
+//  flops: 20 24 2 = 960; 24 15 2 = 720; gemm 120 4 2 = 960; total 2640 (no row scalings).
+//  no fusion: step 2 is a gemm, so step 1 has no partner. bytes: 3 1920 = 5760.
 //  workspace: panels as in the solve (largest S n V = 192), two of them (apply: output panel),
-//  + a group of L = 6 slabs of 20: (2 192 + 120) 8 = 4032.
+//  larger than the gemm's in-place chunk of 30 lines 4 = 120: 2 192 8 = 3072.
 //  factors: apply programs hold row_ptr (n+1), src and coef: f0 7 4 + 24 12 = 316;
-//           f1 6 4 + 15 12 = 204; f2 5 4 + 16 12 = 212; total 732.
+//           f1 6 4 + 15 12 = 204; f2's matrix 16 8 = 128; total 648.
 BOOST_AUTO_TEST_CASE(apply_clamped_periodic_dense) {
   const auto Mx = kronex::gallery::bspline_mass<double>(6, 2);
   const auto My = kronex::gallery::bspline_mass<double>(5, 1, boundary::periodic);
@@ -373,12 +373,12 @@ BOOST_AUTO_TEST_CASE(apply_clamped_periodic_dense) {
       "  setup\n"
       "    f0  banded n=6 kl=2 ku=2 clamped  matvec  nnz=24\n"
       "    f1  banded n=5 kl=1 ku=1 periodic  matvec  nnz=15\n"
-      "    f2  dense n=4  matvec  nnz=16\n"
+      "    f2  dense n=4  gemm\n"
       "  steps\n"
       "    0  apply  mode 0  f0 N  band_matvec  (1,6,20):(120,20,1)  flops=960  bytes=1.92k\n"
-      "    1  apply  mode 1  f1 N  band_matvec  fused with 2  (6,5,4):(20,4,1)  flops=720  bytes=960\n"
-      "    2  apply  mode 2  f2 N  dense_matvec  (30,4,1):(4,1,1)  flops=960  bytes=960\n"
-      "  total  steps=3  flops=2.64k  bytes=3.84k  workspace=4.032kB  factors=732B\n";
+      "    1  apply  mode 1  f1 N  band_matvec  (6,5,4):(20,4,1)  flops=720  bytes=1.92k\n"
+      "    2  apply  mode 2  f2 N  gemm  (30,4,1):(4,1,1)  flops=960  bytes=1.92k\n"
+      "  total  steps=3  flops=2.64k  bytes=5.76k  workspace=3.072kB  factors=648B\n";
   const std::array<std::size_t, 3> shape{6, 5, 4};
   check_plan(kronex::explain(kronex::kron(Mx, My, D), shape), explained(expected));
   const auto b = kronex_test::random_tensor<double>(shape);
@@ -406,6 +406,38 @@ BOOST_AUTO_TEST_CASE(documented_apply_example) {
       "    1  apply  mode 2  f2 T  band_matvec  (15,8,1):(8,1,1)  flops=1.32k  bytes=960\n"
       "  total  steps=2  flops=1.88k  bytes=1.92k  workspace=3.264kB  factors=664B\n";
   check_plan(kronex::explain(kronex::kron(kronex::identity(5), A, Mx).transpose(), std::vector<std::size_t>{5, 3, 8}), explained(expected));
+}
+
+// Dense applies of n >= 4 run as GEMMs unless each GEMM would have fewer than 4 rows: shape
+// (10,9,3), N = 270, f0 and f1 dense with every entry nonzero, f2 the clamped p=1 n=3 mass.
+//  step 0 (mode 0, L = 1): gemm, flops 270 10 2 = 5400, bytes 2 270 8 = 4320.
+//  step 1 (mode 1, L = 10, R = 3 < 4): dense_matvec, 30 lines 81 2 = 4860; fuses with step 2
+//  (slab 9 3 8 = 216 B): bytes 270 8 = 2160 each. step 2: tridiagonal nnz 7, 90 7 2 = 1260.
+//  workspace: panels S n V = 2 9 16 = 288 (30 lines), 6 3 16 = 288 (90 lines): two of 288
+//  (apply) = 576 > the gemm chunk min(3276, R = 27) 10 = 270; + a group of L = 10 slabs of
+//  27: (576 + 270) 8 = 6768.
+//  factors: f0's matrix 100 8 = 800; f1's program 10 4 + 81 12 = 1012; f2's 4 4 + 7 12 = 100;
+//  total 1912.
+BOOST_AUTO_TEST_CASE(apply_dense_as_gemm) {
+  xt::xtensor<double, 2> A = xt::ones<double>({10, 10}) + 10 * xt::eye<double>(10);
+  xt::xtensor<double, 2> B = xt::ones<double>({9, 9}) + 9 * xt::eye<double>(9);
+  const auto M = kronex::gallery::bspline_mass<double>(3, 1);
+  const std::string expected =
+      "plan kron(f0,f1,f2) on (10,9,3):(27,3,1) [host, double]\n"
+      "  setup\n"
+      "    f0  dense n=10  gemm\n"
+      "    f1  dense n=9  matvec  nnz=81\n"
+      "    f2  banded n=3 kl=1 ku=1 clamped  matvec  nnz=7\n"
+      "  steps\n"
+      "    0  apply  mode 0  f0 N  gemm  (1,10,27):(270,27,1)  flops=5.4k  bytes=4.32k\n"
+      "    1  apply  mode 1  f1 N  dense_matvec  fused with 2  (10,9,3):(27,3,1)  flops=4.86k  bytes=2.16k\n"
+      "    2  apply  mode 2  f2 N  band_matvec  (90,3,1):(3,1,1)  flops=1.26k  bytes=2.16k\n"
+      "  total  steps=3  flops=11.52k  bytes=8.64k  workspace=6.768kB  factors=1.912kB\n";
+  check_plan(kronex::explain(kronex::kron(A, B, M), std::vector<std::size_t>{10, 9, 3}), explained(expected));
+  // The last mode (R = 1): one GEMM over all 27 lines.
+  const std::string last = kronex::explain(kronex::kron(B, M, A), std::vector<std::size_t>{9, 3, 10});
+  BOOST_TEST(last.find("    2  apply  mode 2  f2 N  gemm  (27,10,1):(10,1,1)  flops=5.4k  bytes=4.32k\n") !=
+             std::string::npos, last);
 }
 
 // A fused pair in a 4D solve, shape (2,6,5,4), N = 240: f0 = [[1,2],[2,1]] (L nnz 1, U nnz 3,

@@ -26,8 +26,9 @@ namespace kronex {
 class factor_store {
 public:
   // What is stored for a factor: its LU factors, or a backend's compiled form of op(A) or
-  // op(A)^{-1}.
-  enum class form { lu, host_solve, host_apply, device_solve, device_apply };
+  // op(A)^{-1} (host_gemm: the dense entries the host's GEMMs read, keyed by op::none or, for the
+  // conjugated copy, op::conjugate).
+  enum class form { lu, host_solve, host_apply, host_gemm, device_solve, device_apply };
 
   // Entries held, and how many lookups were answered by an entry already held (shared work).
   std::size_t size() const {

@@ -70,9 +70,11 @@ struct lu_subst_step : step_base {
   bool fused_with_next = false;
 };
 
-// Host: y = op(A) x along the mode, A's entries as a row program, in panels.
+// Host: y = op(A) x along the mode, A's entries as a row program, in panels; or, for a dense
+// factor that is large enough (gemm), as BLAS GEMMs on the tensor itself (backends/host/gemm_apply.hpp).
 struct matvec_step : step_base {
   bool dense = false;  // dense factor (dense_matvec) or band (band_matvec)
+  bool gemm = false;   // a dense factor run as GEMMs (gemm), not as a row program
   bool fused_with_next = false;
 };
 
@@ -189,7 +191,9 @@ inline std::string step_method(const step& s) {
       overloaded{[](const copy_step& c) -> std::string { return c.on_device ? "copy" : "memcpy"; },
                  [](const scale_step&) -> std::string { return "scale"; },
                  [](const lu_subst_step&) -> std::string { return "lu_subst"; },
-                 [](const matvec_step& m) -> std::string { return m.dense ? "dense_matvec" : "band_matvec"; },
+                 [](const matvec_step& m) -> std::string {
+                   return m.gemm ? "gemm" : m.dense ? "dense_matvec" : "band_matvec";
+                 },
                  [](const function_step&) -> std::string { return "function"; },
                  [](const gemm_step& g) -> std::string {
                    std::string name = g.how == gemm_step::layout::batched && !g.packed ? "gemm_strided_batched" : "gemm";

@@ -5,8 +5,8 @@
 //                description; no factorization and no allocation of the workspace (explain
 //                stops here, with estimates where the numbers depend on the factorization);
 //   instantiate  the host_plan constructor: factors every 1D factor once (gbtrf/getrf), turns
-//                the factors into row programs, allocates the workspace, and replaces the
-//                estimates by the exact numbers;
+//                the factors into row programs (or copies a dense apply's matrix for its GEMMs),
+//                allocates the workspace, and replaces the estimates by the exact numbers;
 //   run          run(): only walks the steps: no allocation, no factorization, safe when x
 //                aliases b.
 // One host_plan must not run on two threads at once (it owns one workspace); copies are
@@ -26,6 +26,7 @@
 #include "../../plan/operator_desc.hpp"
 #include "../../plan/plan.hpp"
 #include "../../plan/schedule.hpp"
+#include "gemm_apply.hpp"
 #include "lu_factors.hpp"
 #include "row_kernels.hpp"
 #include "row_program.hpp"
@@ -42,7 +43,9 @@ struct host_blueprint {
   plan_description desc;
   std::vector<host_step> steps;
   std::vector<std::size_t> slab_group;  // per fused first step: slabs processed at once
-  std::size_t panel_values = 0, slab_values = 0, line_values = 0;
+  // One panel; the panel buffer holds `panels` of them, or an in-place GEMM chunk if larger.
+  std::size_t panel_values = 0, panels = 0, gemm_values = 0, slab_values = 0, line_values = 0;
+  std::size_t panel_buffer_values() const { return std::max(panels * panel_values, gemm_values); }
 };
 
 template <class T>
@@ -58,9 +61,10 @@ struct host_costs {
   }
 };
 
-// Solve and apply steps with a row program run in panels; function solves do not.
+// Solve and apply steps with a row program run in panels; function solves and GEMMs do not.
 inline bool is_panel_step(const host_step& s) {
-  return std::holds_alternative<lu_subst_step>(s) || std::holds_alternative<matvec_step>(s);
+  if (const auto* m = std::get_if<matvec_step>(&s)) return !m->gemm;
+  return std::holds_alternative<lu_subst_step>(s);
 }
 
 // Lines of a mode gathered per call of a function solver.
@@ -158,6 +162,16 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
         auto st = make_step<matvec_step>(t, d.trans, shape, sizeof(T));
         const program_size p = apply_program_size(*f);
         st.dense = f->kind == factor_kind::dense;
+        st.gemm = use_gemm(st.dense, p.madds, st.view[0], st.view[1], st.view[2]);
+        if (st.gemm) {
+          // All n^2 entries count, zeros too; an in-place run needs a chunk buffer.
+          fs.method = "gemm";
+          st.flops = size * double(f->n) * C::madd_flops;
+          desc.factor_bytes += f->n * f->n * sizeof(T);
+          bp.gemm_values = std::max(bp.gemm_values, gemm_buffer_values<T>(st.view[0], st.view[1], st.view[2]));
+          bp.steps.push_back(st);
+          break;
+        }
         fs.method = "matvec";
         fs.result = message("nnz=", p.madds);
         st.flops = C::program_flops(size / double(f->n), p.madds, p.multiplies);
@@ -169,17 +183,19 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
   }
   fuse_adjacent_modes(bp);
   // One panel shared by all steps, sized for the largest; a second (output) panel when an
-  // apply step runs; scale and copy steps need none.
+  // apply step runs as a row program; scale and copy steps need none. GEMM steps use the same
+  // buffer for their in-place chunks (never at the same time as a panel).
   std::size_t panel = 0;
   bool out_panel = false;
   for (const host_step& s : bp.steps) {
     const step_base& st = step_info(s);
-    if (is_panel_step(s))
-      panel = std::max(panel, strips_per_panel<T>(st.view[1], st.view[0] * st.view[2]) * st.view[1] * C::V);
+    if (!is_panel_step(s)) continue;
+    panel = std::max(panel, strips_per_panel<T>(st.view[1], st.view[0] * st.view[2]) * st.view[1] * C::V);
     out_panel = out_panel || std::holds_alternative<matvec_step>(s);
   }
-  bp.panel_values = (out_panel ? 2 : 1) * panel;
-  desc.workspace_bytes = (bp.panel_values + bp.slab_values + bp.line_values) * sizeof(T);
+  bp.panel_values = panel;
+  bp.panels = out_panel ? 2 : 1;
+  desc.workspace_bytes = (bp.panel_buffer_values() + bp.slab_values + bp.line_values) * sizeof(T);
   for (const host_step& s : bp.steps) desc.steps.push_back(to_step(s));
   return bp;
 }
@@ -198,7 +214,7 @@ public:
   // Instantiate a planned blueprint: d must be the description it was planned from.
   host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
       : m_shape(bp.desc.shape), m_desc(std::move(bp.desc)), m_steps(std::move(bp.steps)),
-        m_slab_group(std::move(bp.slab_group)) {
+        m_slab_group(std::move(bp.slab_group)), m_panel_values(bp.panel_values) {
     m_desc.factor_bytes = 0;
     for (std::size_t s = 0; s < m_steps.size(); ++s) {
       std::visit(overloaded{[&](copy_step&) { m_payload.push_back(0); },
@@ -209,7 +225,7 @@ public:
                  m_steps[s]);
       m_desc.steps[s] = to_step(m_steps[s]);
     }
-    m_panels.assign(bp.panel_values, T(0));
+    m_panels.assign(bp.panel_buffer_values(), T(0));
     m_slab.assign(bp.slab_values, T(0));
     m_lines.assign(bp.line_values, T(0));
     m_desc.instantiated = true;
@@ -294,10 +310,35 @@ private:
 
   void add_apply(const operator_desc<T>& d, matvec_step& st) {
     const auto& f = d.factors[st.mode];
+    if (st.gemm) {
+      add_gemm(d, st);
+      return;
+    }
     const auto [program, shared] =
         shared_program(d, f, factor_store::form::host_apply, st.trans, [&] { return apply_program(f, st.trans); });
     if (shared) m_desc.setup[st.mode].result += " shared";
     add_program(program, st);
+  }
+
+  // A dense apply run as GEMMs: the plan's copy of A (or conj(A)), shared through the store
+  // between plans that read the same entries (with their own flags).
+  void add_gemm(const operator_desc<T>& d, matvec_step& st) {
+    const auto& f = d.factors[st.mode];
+    const std::pair<char, bool> flag = gemm_flag(st.trans, st.view[2] == 1);
+    const char trans = flag.first;
+    const bool conjugated = flag.second;
+    auto make = [&] { return make_gemm_matrix(f, conjugated); };
+    std::shared_ptr<const gemm_matrix<T>> g;
+    bool shared = false;
+    if (d.options.store)
+      std::tie(g, shared) = d.options.store->template get<gemm_matrix<T>>(
+          f, factor_store::form::host_gemm, conjugated ? op::conjugate : op::none, make);
+    else
+      g = std::make_shared<const gemm_matrix<T>>(make());
+    if (shared) m_desc.setup[st.mode].result += m_desc.setup[st.mode].result.empty() ? "shared" : " shared";
+    m_payload.push_back(m_gemms.size());
+    m_desc.factor_bytes += g->a.size() * sizeof(T);
+    m_gemms.push_back({std::move(g), trans});
   }
 
   // The program make() builds, or the store's for (f, form, trans); and whether it was shared.
@@ -364,10 +405,14 @@ private:
                 return panel;
               });
             },
-            [&](const matvec_step&) {
+            [&](const matvec_step& m) {
+              if (m.gemm) {
+                run_gemm_apply(*m_gemms[payload].matrix, m_gemms[payload].trans, L, n, R, src, dst, m_panels.data());
+                return;
+              }
               const auto& p = *m_programs[payload];
               const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
-              T* out = m_panels.data() + m_panels.size() / 2;  // the output panel
+              T* out = m_panels.data() + m_panel_values;  // the output panel
               walk.run(src, dst, m_panels.data(), [&](T* panel, std::size_t strips) {
                 for (std::size_t k = 0; k < strips; ++k) run_apply_program(p, panel + k * n * V, out + k * n * V);
                 return out;
@@ -380,9 +425,15 @@ private:
   plan_description m_desc;
   std::vector<host_step> m_steps;               // parallel to m_desc.steps
   std::vector<std::size_t> m_slab_group;        // per fused first step: slabs processed at once
-  std::vector<std::size_t> m_payload;           // per step: index into m_programs, m_scales or m_functions
+  std::size_t m_panel_values;                   // one panel; the output panel follows the first
+  std::vector<std::size_t> m_payload;           // per step: index into m_programs, m_gemms, m_scales or m_functions
   // Read only once built, so copies of the plan and plans compiled with one factor_store share them.
   std::vector<std::shared_ptr<const row_program<T>>> m_programs;
+  struct gemm_payload {
+    std::shared_ptr<const gemm_matrix<T>> matrix;
+    char trans;  // the BLAS flag for this step's op and mode (gemm_flag)
+  };
+  std::vector<gemm_payload> m_gemms;
   std::vector<std::vector<T>> m_scales;
   std::vector<std::function<void(T*, std::size_t)>> m_functions;
   std::vector<T> m_panels;
