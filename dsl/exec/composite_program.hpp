@@ -27,17 +27,13 @@ E replay(const E& e, const std::vector<op_method>& methods);
 template <class T, std::size_t D, class Backend>
 class composite_stages {
   using tensor = typename Backend::template tensor<T, D>;
-  static constexpr bool on_host = std::is_same_v<tensor, xt::xtensor<T, D>>;
-  using compiled = host_operator<T, D, kronex::detail::host_composite_plan<T>>;
+  using compiled = typename Backend::template composite_operator<T, D>;
 
 public:
   // Compiles (allocate) or only explains stage k, whose operator is a combination; its plan.
   plan_description prepare(std::size_t k, const stage& s, const shape_t& shape, const compile_options& o,
                            bool allocate) {
-    if constexpr (!on_host) {
-      throw dsl_error(s.op->where, "operator sums, scalar multiples and compositions run on the host backend only so "
-                                   "far: " + s.op->text + " needs --backend host");
-    } else {
+    {
       operator_tree<T> t;
       try {
         t = describe(*s.op, s.what == result_value::kind::solve);
@@ -49,12 +45,15 @@ public:
       }
       t.options = o;
       try {
-        if (!allocate) return kronex::detail::host_composite_plan<T>::explain(t, shape);
+        if (!allocate) return Backend::template explain_composite<T>(t, shape);
         m_ops.emplace_back(t, shape);
         if (m_stage.size() <= k) m_stage.resize(k + 1, nullptr);
         m_stage[k] = &m_ops.back();
         return m_ops.back().plan();
       } catch (const not_separable& e) {
+        throw dsl_error(s.op->where, e.what());
+      } catch (const backend_unavailable& e) {
+        // What this backend does not run (a pseudo-inverse's projections on the device).
         throw dsl_error(s.op->where, e.what());
       } catch (const singular_factor& e) {
         // A sum's smallest eigenvalue sum, or a factor of one of its Kronecker products: the
@@ -73,8 +72,7 @@ public:
   // x = op(b) for stage k when it is one of these (x may be b); false otherwise.
   bool run(std::size_t k, const tensor& b, tensor& x) {
     if (k >= m_stage.size() || !m_stage[k]) return false;
-    if constexpr (on_host) (*m_stage[k])(b, x);
-    else (void)b, (void)x;
+    (*m_stage[k])(b, x);
     return true;
   }
 

@@ -16,6 +16,13 @@ struct device_policy {
   using run_guard = no_transfer_guard;
 
   static std::string name() { return std::string("device/") + kronex::device::system_name(); }
+  // Operator sums, multiples and compositions (exec/composite_program.hpp).
+  template <class T, std::size_t D>
+  using composite_operator = device_operator<T, D, kronex::detail::device_composite_plan<T>>;
+  template <class T>
+  static plan_description explain_composite(const operator_tree<T>& t, const shape_t& shape) {
+    return kronex::detail::device_composite_plan<T>::explain(t, shape);
+  }
 
   template <class T, std::size_t D>
   static device_tensor<T, D> upload(const xt::xtensor<T, D>& b) {

@@ -15,6 +15,13 @@ struct host_policy {
   struct run_guard {};
 
   static std::string name() { return "host"; }
+  // Operator sums, multiples and compositions (exec/composite_program.hpp).
+  template <class T, std::size_t D>
+  using composite_operator = host_operator<T, D, kronex::detail::host_composite_plan<T>>;
+  template <class T>
+  static plan_description explain_composite(const operator_tree<T>& t, const shape_t& shape) {
+    return kronex::detail::host_composite_plan<T>::explain(t, shape);
+  }
   template <class T, std::size_t D>
   static xt::xtensor<T, D> upload(xt::xtensor<T, D> b) { return b; }
   template <class T, std::size_t D>
