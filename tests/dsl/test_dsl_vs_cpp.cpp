@@ -11,6 +11,7 @@
 #include <complex>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 
 #include <kronex/kronex.hpp>
 #include <xtensor/xnpy.hpp>
@@ -43,72 +44,44 @@ std::string compiled_plan(const R& r) {
   return to_string(kronex::compile(r.op(), r.operand()).plan());
 }
 
-// `make(b)` builds the C++ lazy result equivalent to the DSL program's last stage.
-template <class T, std::size_t D, class Make>
-void compare(const std::string& source, Make&& make) {
-  BOOST_TEST_MESSAGE("program: " << source);
-  const auto program = kronex::dsl::evaluate(source);
-  const xt::xtensor<T, D> b = dsl_operand<T, D>(program);
-
+// The DSL program on one backend against the C++ lazy result make(b) on b, b being that
+// backend's operand: the same plans (explained and compiled), bit-identical results.
+template <class T, std::size_t D, class Operand, class Make>
+void compare_on(const kronex::dsl::evaluated_program& program, backend_kind where, const Operand& b, Make&& make) {
   // explain: the check and plan phases, as kronex::explain; run: the compiled plan.
-  BOOST_TEST(to_string(kronex::dsl::prepare(program, backend_kind::host, false)->plans().back()) ==
-             kronex::explain(make(b)));
-  auto host = kronex::dsl::prepare(program, backend_kind::host);
-  BOOST_TEST(to_string(host->plans().back()) == compiled_plan(make(b)));
-  host->run();
-  const xt::xtensor<T, D> x = make(b);
-  const auto result = host->result();
+  BOOST_TEST(to_string(kronex::dsl::prepare(program, where, false)->plans().back()) == kronex::explain(make(b)));
+  auto exec = kronex::dsl::prepare(program, where);
+  BOOST_TEST(to_string(exec->plans().back()) == compiled_plan(make(b)));
+  exec->run();
+  const xt::xtensor<T, D> x = [&] {
+    if constexpr (std::is_same_v<Operand, xt::xtensor<T, D>>) return xt::xtensor<T, D>(make(b));
+    else return Operand(make(b)).to_host();
+  }();
+  const auto result = exec->result();
   const auto& got = std::get<xt::xarray<T>>(result.data);
   BOOST_TEST(std::equal(x.begin(), x.end(), got.begin(), got.end()));
-
-#if KRONEX_TEST_DEVICE
-  const kronex::device_tensor<T, D> bd(b);
-  BOOST_TEST(to_string(kronex::dsl::prepare(program, backend_kind::device, false)->plans().back()) ==
-             kronex::explain(make(bd)));
-  auto device = kronex::dsl::prepare(program, backend_kind::device);
-  BOOST_TEST(to_string(device->plans().back()) == compiled_plan(make(bd)));
-  device->run();
-  const kronex::device_tensor<T, D> xd = make(bd);
-  const xt::xtensor<T, D> xh = xd.to_host();
-  const auto result_d = device->result();
-  const auto& got_d = std::get<xt::xarray<T>>(result_d.data);
-  BOOST_TEST(std::equal(xh.begin(), xh.end(), got_d.begin(), got_d.end()));
-#endif
 }
 
-// The same for a program whose last stage is an operator sum, multiple or composition: compiled
-// as kronex::compile compiles the C++ expression, on the host and on the (CPU) device.
+// `make(b)` builds the C++ lazy result equivalent to the DSL program's last stage; compared on
+// the host and on the (CPU) device. Programs whose last stage is an operator sum, multiple or
+// composition take the same path (compiled as kronex::compile compiles the C++ expression),
+// except that a pseudo-inverse dropping eigenvalue sums is refused on the device, pointing at
+// the operator.
 template <class T, std::size_t D, class Make>
-void compare_combination(const std::string& source, Make&& make, const kronex::dsl::parameters& params = {}) {
+void compare(const std::string& source, Make&& make, const kronex::dsl::parameters& params = {}) {
   BOOST_TEST_MESSAGE("program: " << source);
   const auto program = kronex::dsl::evaluate(source, params);
   const xt::xtensor<T, D> b = dsl_operand<T, D>(program);
-  BOOST_TEST(to_string(kronex::dsl::prepare(program, backend_kind::host, false)->plans().back()) ==
-             kronex::explain(make(b)));
-  auto host = kronex::dsl::prepare(program, backend_kind::host);
-  BOOST_TEST(to_string(host->plans().back()) == compiled_plan(make(b)));
-  host->run();
-  const xt::xtensor<T, D> x = make(b);
-  const auto result = host->result();
-  const auto& got = std::get<xt::xarray<T>>(result.data);
-  BOOST_TEST(std::equal(x.begin(), x.end(), got.begin(), got.end()));
+  compare_on<T, D>(program, backend_kind::host, b, make);
 #if KRONEX_TEST_DEVICE
   const kronex::device_tensor<T, D> bd(b);
-  BOOST_TEST(to_string(kronex::dsl::prepare(program, backend_kind::device, false)->plans().back()) ==
-             kronex::explain(make(bd)));
   if (source.find("pseudo_inverse") != std::string::npos) {
-    // A pseudo-inverse that drops eigenvalue sums: its projections run on the host only.
+    BOOST_TEST(to_string(kronex::dsl::prepare(program, backend_kind::device, false)->plans().back()) ==
+               kronex::explain(make(bd)));
     BOOST_CHECK_THROW(kronex::dsl::prepare(program, backend_kind::device), kronex::dsl::dsl_error);
     return;
   }
-  auto device = kronex::dsl::prepare(program, backend_kind::device);
-  BOOST_TEST(to_string(device->plans().back()) == compiled_plan(make(bd)));
-  device->run();
-  const kronex::device_tensor<T, D> xd = make(bd);
-  const xt::xtensor<T, D> xh = xd.to_host();
-  const auto result_d = device->result();
-  const auto& got_d = std::get<xt::xarray<T>>(result_d.data);
-  BOOST_TEST(std::equal(xh.begin(), xh.end(), got_d.begin(), got_d.end()));
+  compare_on<T, D>(program, backend_kind::device, bd, make);
 #endif
 }
 
@@ -212,7 +185,7 @@ BOOST_AUTO_TEST_CASE(bare_operator_compiles_for_its_sizes) {
 BOOST_AUTO_TEST_CASE(shifted_laplacian_sum_2d) {
   const std::size_t n = 12;
   const auto K = gallery::bspline_stiffness<double>(n, 3), M = gallery::bspline_mass<double>(n, 3);
-  compare_combination<double, 2>(
+  compare<double, 2>(
       "L = kron(stiffness($n, 3), mass($n, 3)) + kron(mass($n, 3), stiffness($n, 3)) + 1e-2 * kron(mass($n, 3), mass($n, 3))\n"
       "L.solve(random(1))",
       [&](const auto& b) {
@@ -225,7 +198,7 @@ BOOST_AUTO_TEST_CASE(sum_3d_with_sizes_per_axis) {
   const auto K0 = gallery::bspline_stiffness<double>(5, 2), M0 = gallery::bspline_mass<double>(5, 2);
   const auto K1 = gallery::bspline_stiffness<double>(6, 2), M1 = gallery::bspline_mass<double>(6, 2);
   const auto K2 = gallery::bspline_stiffness<double>(7, 2), M2 = gallery::bspline_mass<double>(7, 2);
-  compare_combination<double, 3>(
+  compare<double, 3>(
       "K0 = stiffness(5, 2); M0 = mass(5, 2); K1 = stiffness(6, 2); M1 = mass(6, 2); K2 = stiffness(7, 2); M2 = mass(7, 2)\n"
       "L = kron(K0, M1, M2) + kron(M0, K1, M2) + kron(M0, M1, K2) + 0.5 * kron(M0, M1, M2)\n"
       "L.solve(random(2))",
@@ -242,9 +215,9 @@ BOOST_AUTO_TEST_CASE(composition_solve_and_scaled_product) {
   const auto LA = gallery::laplacian<double>(6);
   const auto LB = gallery::laplacian<double>(8);
   const auto MB = gallery::bspline_mass<double>(6, 2);
-  compare_combination<double, 2>("A = kron(mass(8, 3), laplacian(6)); B = kron(laplacian(8), mass(6, 2))\n(A * B).solve(ones())",
+  compare<double, 2>("A = kron(mass(8, 3), laplacian(6)); B = kron(laplacian(8), mass(6, 2))\n(A * B).solve(ones())",
                                  [&](const auto& b) { return (kronex::kron(MA, LA) * kronex::kron(LB, MB)).solve(b); });
-  compare_combination<double, 2>("A = kron(mass(8, 3), laplacian(6)); (2.5 * A.transpose()).solve(random(7))",
+  compare<double, 2>("A = kron(mass(8, 3), laplacian(6)); (2.5 * A.transpose()).solve(random(7))",
                                  [&](const auto& b) { return (2.5 * kronex::kron(MA, LA).transpose()).solve(b); });
 }
 
@@ -254,7 +227,7 @@ BOOST_AUTO_TEST_CASE(apply_of_a_sum_that_is_not_separable) {
   const auto M72 = gallery::bspline_mass<double>(7, 2), L5 = gallery::laplacian<double>(5);
   const auto M71 = gallery::bspline_mass<double>(7, 1);
   const auto I = kronex::identity(5);
-  compare_combination<double, 2>(
+  compare<double, 2>(
       "(kron(laplacian(7), mass(5, 1)) + kron(mass(7, 2), laplacian(5)) - -kron(mass(7, 1), identity(5)).transpose() * 3)"
       "\n  .apply(random(3))",
       [&](const auto& b) {
@@ -268,28 +241,28 @@ BOOST_AUTO_TEST_CASE(transpose_and_adjoint_of_a_complex_sum) {
   const auto N = gallery::bspline_mass<C>(5, 1), B = gallery::laplacian<C>(5);
   const std::string defs = "L = kron(laplacian(6, complex128), mass(5, 1, complex128)) + "
                            "2 * kron(mass(6, 2, complex128), laplacian(5, complex128))\n";
-  compare_combination<C, 2>(defs + "L.adjoint().solve(random(4))", [&](const auto& b) {
+  compare<C, 2>(defs + "L.adjoint().solve(random(4))", [&](const auto& b) {
     return (kronex::kron(A, N) + 2 * kronex::kron(M, B)).adjoint().solve(b);
   });
-  compare_combination<C, 2>(defs + "L.transpose().apply(random(4))", [&](const auto& b) {
+  compare<C, 2>(defs + "L.transpose().apply(random(4))", [&](const auto& b) {
     return (kronex::kron(A, N) + 2 * kronex::kron(M, B)).transpose().apply(b);
   });
 }
 
 BOOST_AUTO_TEST_CASE(float_sum_solve) {
   const auto K = gallery::laplacian<float>(9), M = gallery::bspline_mass<float>(9, 2);
-  compare_combination<float, 2>("K = laplacian(9, float32); M = mass(9, 2, float32)\n(kron(K, M) + kron(M, K)).solve(random(6))",
+  compare<float, 2>("K = laplacian(9, float32); M = mass(9, 2, float32)\n(kron(K, M) + kron(M, K)).solve(random(6))",
                                 [&](const auto& b) { return (kronex::kron(K, M) + kronex::kron(M, K)).solve(b); });
 }
 
 BOOST_AUTO_TEST_CASE(pseudo_inverse_of_a_periodic_laplacian_sum) {
   const auto K = gallery::bspline_stiffness<double>(8, 2, boundary::periodic);
   const auto M = gallery::bspline_mass<double>(8, 2, boundary::periodic);
-  compare_combination<double, 2>(
+  compare<double, 2>(
       "K = stiffness(8, 2, periodic); M = mass(8, 2, periodic)\n(kron(K, M) + kron(M, K)).pseudo_inverse(1e-10).apply(random(5))",
       [&](const auto& b) { return (kronex::kron(K, M) + kronex::kron(M, K)).pseudo_inverse(1e-10).apply(b); });
   // A single Kronecker product's pseudo-inverse: that of the one-term sum.
-  compare_combination<double, 2>("K = stiffness(8, 2, periodic); M = mass(8, 2, periodic)\nkron(K, M).pseudo_inverse(1e-10).apply(ones())",
+  compare<double, 2>("K = stiffness(8, 2, periodic); M = mass(8, 2, periodic)\nkron(K, M).pseudo_inverse(1e-10).apply(ones())",
                                  [&](const auto& b) { return kronex::kron(K, M).pseudo_inverse(1e-10).apply(b); });
 }
 
