@@ -78,7 +78,6 @@ public:
 
 private:
   using tree = operator_tree<T>;
-  using kind = typename tree::kind;
 
   // The factor as any_factor<T> (an untyped identity takes T), copied once per program.
   const any_factor<T>& factor(const factor_value& f) {
@@ -100,26 +99,10 @@ private:
 
   // composite_expr::describe for one combination, its operands' trees given.
   static tree combine(const operator_value& v, std::vector<tree> operands, const kronex::detail::inversion& inv) {
-    tree t;
-    if (v.form == operator_form::scaled) {
-      t = std::move(operands.front());
-      t.coef *= kronex::detail::coefficient_as<T>(v.coefs[0]);
-    } else {
-      t.what = v.form == operator_form::sum ? kind::sum : kind::product;
-      for (auto& o : operands) t.terms.push_back(std::move(o));
-      if (v.form == operator_form::sum)
-        for (std::size_t k = 0; k < t.terms.size(); ++k) t.terms[k].coef *= kronex::detail::coefficient_as<T>(v.coefs[k]);
-      kronex::detail::flatten(t);
-    }
-    kronex::detail::apply_op(t, v.transform);
-    switch (inv.s) {
-      case kronex::detail::inversion::state::none: break;
-      case kronex::detail::inversion::state::inverse: kronex::detail::invert(t); break;
-      case kronex::detail::inversion::state::pseudo: kronex::detail::pseudo_invert(t, inv.rtol); break;
-      case kronex::detail::inversion::state::undefined:
-        throw kronex::error("kronex: the inverse of a pseudo-inverse, or the pseudo-inverse of an inverse, is not defined");
-    }
-    return t;
+    const node_kind k = v.form == operator_form::scaled ? node_kind::scaled
+                        : v.form == operator_form::sum  ? node_kind::sum
+                                                        : node_kind::product;
+    return kronex::detail::combine_trees<T>(k, std::move(operands), v.coefs.data(), v.transform, inv);
   }
 
   // The tree of `root` (inverted for a solve, as composite_expr::solve inverts), built bottom up

@@ -13,6 +13,7 @@
 // P = I - N (N^H N)^{-1} N^H. Each column of N is a rank-one tensor, so P costs a few dot
 // products and rank-one updates (pseudo_projection below).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -50,8 +51,9 @@ struct eigen_scaling {
   void for_each_sum(const shape_t& local, const shape_t& origin, F&& f) const {
     const std::size_t D = sizes.size(), T_ = terms(), last = local[D - 1];
     if (product(local) == 0) return;
-    std::vector<std::size_t> idx(D - 1, 0);
-    std::vector<T> prefix(T_);
+    std::array<std::size_t, 6> idx{};  // the index of the axes before the last (rank <= 6)
+    std::vector<T>& prefix = m_prefix;
+    prefix.resize(T_);                 // allocates on the first call only (at compile time)
     std::size_t flat = 0;
     for (;;) {
       for (std::size_t t = 0; t < T_; ++t) {
@@ -64,7 +66,7 @@ struct eigen_scaling {
         for (std::size_t t = 0; t < T_; ++t) s += prefix[t] * weight(t, D - 1)[origin[D - 1] + j];
         f(flat, s);
       }
-      bool done = true;  // the next index of the axes before the last (an odometer)
+      bool done = true;  // the next index (an odometer)
       for (std::size_t d = D - 1; d-- > 0;) {
         if (++idx[d] < local[d]) {
           done = false;
@@ -75,6 +77,9 @@ struct eigen_scaling {
       if (done) return;
     }
   }
+
+private:
+  mutable std::vector<T> m_prefix;  // scratch: each term's product over the axes before the last
 };
 
 // The pseudo-inverse's projections: the dropped multi-indices, and per dropped mode k and axis d
@@ -95,12 +100,10 @@ struct fd_axis {
   xt::xtensor<T, 2> v;          // row-major V, V^H M V = I
   std::vector<real_t<T>> lambda;
   std::string m_name, k_name;   // as separable_axis
-  long info = 0;
 };
 
 template <class T>
 struct fd_setup {
-  separable_sum<T> sum;
   std::vector<fd_axis<T>> axes;
   eigen_scaling<T> scaling;
   pseudo_projection<T> projection;
@@ -246,8 +249,6 @@ fd_setup<T> make_fd_setup(const operator_tree<T>& s, separable_sum<T> sum, const
                                           format_shape(fd.min_index), " is ", fd.min_abs, " (", fd.min_abs / fd.max_abs,
                                           " of the largest, ", fd.max_abs, "; the threshold is ", threshold,
                                           "); use pseudo_inverse(rtol) for the minimum-norm least-squares solution"));
-    sum.axes.clear();  // the dense matrices are no longer needed
-    fd.sum = std::move(sum);
     return fd;
   }
 
@@ -293,8 +294,6 @@ fd_setup<T> make_fd_setup(const operator_tree<T>& s, separable_sum<T> sum, const
       }
     p.gram_inverse = small_inverse(std::move(gram));
   }
-  sum.axes.clear();
-  fd.sum = std::move(sum);
   return fd;
 }
 

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "../plan/operator_tree.hpp"
 #include "kron.hpp"
@@ -83,6 +84,36 @@ struct inversion {
   inversion pseudo_inverted(double r) const { return {s == state::none ? state::pseudo : state::undefined, r}; }
 };
 
+// One combination of composite_expr::describe, from its operands' trees: the coefficients
+// multiplied in (a scalar multiple's one, a sum's one per term), sums and products flattened,
+// then the combination's op and inversion. Code that builds trees at run time (the kronex
+// DSL) combines with it too, so both give the same tree.
+template <class T>
+operator_tree<T> combine_trees(node_kind k, std::vector<operator_tree<T>> operands, const std::complex<double>* coefs,
+                               op o, const inversion& inv) {
+  using kind = typename operator_tree<T>::kind;
+  operator_tree<T> t;
+  if (k == node_kind::scaled) {
+    t = std::move(operands.front());
+    t.coef *= coefficient_as<T>(coefs[0]);
+  } else {
+    t.what = k == node_kind::sum ? kind::sum : kind::product;
+    t.terms = std::move(operands);
+    if (k == node_kind::sum)
+      for (std::size_t i = 0; i < t.terms.size(); ++i) t.terms[i].coef *= coefficient_as<T>(coefs[i]);
+    flatten(t);
+  }
+  apply_op(t, o);
+  switch (inv.s) {
+    case inversion::state::none: break;
+    case inversion::state::inverse: invert(t); break;
+    case inversion::state::pseudo: pseudo_invert(t, inv.rtol); break;
+    case inversion::state::undefined:
+      throw error("kronex: the inverse of a pseudo-inverse, or the pseudo-inverse of an inverse, is not defined");
+  }
+  return t;
+}
+
 template <class A, class B>
 void check_same_sizes(const A& a, const B& b, const char* what) {
   const shape_t sa = a.sizes(), sb = b.sizes();
@@ -135,29 +166,9 @@ public:
   operator_tree<T> describe() const {
     static_assert(std::is_void_v<value_type> || std::is_same_v<T, value_type>,
                   "kronex: the operand's value type must match the factors' value type");
-    operator_tree<T> t;
-    if constexpr (K == node_kind::scaled) {
-      t = detail::tree_of<T>(std::get<0>(m_children));
-      t.coef *= detail::coefficient_as<T>(m_coefs[0]);
-    } else {
-      t.what = K == node_kind::sum ? operator_tree<T>::kind::sum : operator_tree<T>::kind::product;
-      std::size_t k = 0;
-      std::apply([&](const auto&... c) {
-        (t.terms.push_back(detail::tree_of<T>(c)), ...);
-      }, m_children);
-      if constexpr (K == node_kind::sum)
-        for (auto& term : t.terms) term.coef *= detail::coefficient_as<T>(m_coefs[k++]);
-      detail::flatten(t);
-    }
-    detail::apply_op(t, m_op);
-    switch (m_inv.s) {
-      case detail::inversion::state::none: break;
-      case detail::inversion::state::inverse: detail::invert(t); break;
-      case detail::inversion::state::pseudo: detail::pseudo_invert(t, m_inv.rtol); break;
-      case detail::inversion::state::undefined:
-        throw error("kronex: the inverse of a pseudo-inverse, or the pseudo-inverse of an inverse, is not defined");
-    }
-    return t;
+    std::vector<operator_tree<T>> operands;
+    std::apply([&](const auto&... c) { (operands.push_back(detail::tree_of<T>(c)), ...); }, m_children);
+    return detail::combine_trees<T>(K, std::move(operands), m_coefs.data(), m_op, m_inv);
   }
 
   shape_t sizes() const { return std::get<0>(m_children).sizes(); }

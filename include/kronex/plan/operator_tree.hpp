@@ -23,6 +23,24 @@
 
 namespace kronex {
 
+namespace detail {
+// A coefficient (or a tolerance) as plans print it: six significant digits, the classic locale,
+// a complex number with no imaginary part as a real one.
+template <class V>
+std::string format_coefficient(const V& v) {
+  std::ostringstream os;
+  os.imbue(std::locale::classic());
+  os.precision(6);
+  if constexpr (value_traits<V>::is_complex) {
+    if (v.imag() == 0) os << v.real();
+    else os << v;
+  } else {
+    os << v;
+  }
+  return os.str();
+}
+} // namespace detail
+
 template <class T>
 struct operator_tree {
   using value_type = T;
@@ -57,14 +75,6 @@ struct operator_tree {
     return text_from(next);
   }
 
-  // Factors in the whole tree, numbered as text() numbers them.
-  std::size_t factor_count() const {
-    if (what == kind::kron) return leaf.factors.size();
-    std::size_t s = 0;
-    for (const auto& t : terms) s += t.factor_count();
-    return s;
-  }
-
 private:
   std::string text_from(std::size_t& next) const {
     std::string body;
@@ -81,7 +91,7 @@ private:
           body += t;
         }
         if (what == kind::inverse_sum)
-          body = rtol >= 0 ? "pseudo_inverse(" + body + ", rtol=" + format_number(rtol) + ")" : "inverse(" + body + ")";
+          body = rtol >= 0 ? "pseudo_inverse(" + body + ", rtol=" + detail::format_coefficient(rtol) + ")" : "inverse(" + body + ")";
         else if (coef != T(1))
           body = "(" + body + ")";
         break;
@@ -95,29 +105,9 @@ private:
     }
     if (coef == T(1)) return body;
     if (coef == T(-1)) return "-" + body;
-    return format_number(coef) + "*" + body;
+    return detail::format_coefficient(coef) + "*" + body;
   }
 
-  template <class V>
-  static std::string format_number(const V& v) {
-    std::ostringstream os;
-    os.imbue(std::locale::classic());
-    os.precision(6);
-    if constexpr (value_traits<V>::is_complex) {
-      if (v.imag() == 0) os << v.real();
-      else os << v;
-    } else {
-      os << v;
-    }
-    return os.str();
-  }
-  static std::string format_number(double v) {
-    std::ostringstream os;
-    os.imbue(std::locale::classic());
-    os.precision(6);
-    os << v;
-    return os.str();
-  }
 };
 
 namespace detail {

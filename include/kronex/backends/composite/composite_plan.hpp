@@ -138,19 +138,6 @@ private:
     return d;
   }
 
-  static std::string coef_text(const T& c) {
-    std::ostringstream os;
-    os.imbue(std::locale::classic());
-    os.precision(6);
-    if constexpr (value_traits<T>::is_complex) {
-      if (c.imag() == 0) os << c.real();
-      else os << c;
-    } else {
-      os << c;
-    }
-    return os.str();
-  }
-
   static double size_of(const shape_t& s) { return double(product(s)); }
 
   // A step over the whole tensor (combine, scale, project).
@@ -169,7 +156,7 @@ private:
     const double mul = value_traits<T>::is_complex ? 6.0 : 1.0, madd = value_traits<T>::is_complex ? 8.0 : 2.0;
     auto s = whole_step<combine_step>(shape, size_of(shape) * (accumulate ? madd : mul), accumulate ? 3 : 2, part);
     s.accumulate = accumulate;
-    s.coef = coef_text(c);
+    s.coef = format_coefficient(c);
     return s;
   }
 
@@ -293,10 +280,10 @@ private:
       factor_setup s;
       s.mode = d;
       s.name = "axis " + std::to_string(d);
-      const bool swapped = fd && fd->axes[d].m_name != a.m_name;  // roles swapped by the set-up
-      const std::string m = a.m_identity ? std::string("I") : swapped ? a.k_name : a.m_name;
-      const std::string k = swapped ? a.m_name : a.k_name;
-      s.factor = a.has_k ? "M=" + m + " K=" + k : "M=" + (a.m_identity ? std::string("I") : m);
+      // The set-up's names when it ran (it may have swapped the roles), else the analysis's.
+      const std::string& m = fd ? fd->axes[d].m_name : a.m_name;
+      const std::string& k = fd ? fd->axes[d].k_name : a.k_name;
+      s.factor = "M=" + (a.m_identity ? std::string("I") : m) + (a.has_k ? " K=" + k : std::string());
       if (!a.has_k) {
         s.method = "none (V=I)";
       } else {
@@ -319,7 +306,6 @@ private:
     desc.setup.push_back(sums);
 
     // The transforms: Kronecker products of the V_d (identity where V = I), as apply plans.
-    std::vector<xt::xtensor<T, 2>> vs(D);
     operator_desc<T> forward;
     for (std::size_t d = 0; d < D; ++d) {
       factor_view<T> v;
@@ -337,7 +323,7 @@ private:
     operator_desc<T> backward = forward;
     forward.trans = op::adjoint;
     const std::size_t k = fd ? fd->projection.rank() : 0;
-    const std::string p = part;
+    const std::string& p = part;
     auto make = inst ? std::make_unique<fd_node>() : nullptr;
     if (k > 0) desc.steps.push_back(project(shape, k, false, p));  // dots only: alpha = G^{-1} N^H b
     fd_transforms<leaf_plan, Ops> tr = transforms(ops, forward, backward, inst);

@@ -2,6 +2,7 @@
 // The host's hooks for composite plans (operator sums, compositions, fast diagonalisation; see
 // backends/composite/composite_plan.hpp): leaves are host plans, buffers are std::vector, and
 // the whole-tensor kernels are plain loops.
+#include <array>
 #include <complex>
 #include <cstddef>
 #include <cstring>
@@ -71,16 +72,15 @@ struct host_composite_ops {
   template <class F>
   static void for_each_entry(const rank_one_type& v, F&& f) {
     const std::size_t D = v.size();
-    shape_t sizes(D);
-    for (std::size_t d = 0; d < D; ++d) sizes[d] = v[d].size();
-    const std::size_t N = product(sizes);
-    std::vector<std::size_t> idx(D, 0);
+    std::size_t N = 1;
+    for (const auto& vd : v) N *= vd.size();
+    std::array<std::size_t, 6> idx{};  // rank <= 6: no allocation on the solve path
     for (std::size_t i = 0; i < N; ++i) {
       T w(1);
       for (std::size_t d = 0; d < D; ++d) w *= v[d][idx[d]];
       f(i, w);
       for (std::size_t d = D; d-- > 0;) {
-        if (++idx[d] < sizes[d]) break;
+        if (++idx[d] < v[d].size()) break;
         idx[d] = 0;
       }
     }
