@@ -53,7 +53,7 @@ public:
       } catch (const not_separable& e) {
         throw dsl_error(s.op->where, e.what());
       } catch (const backend_unavailable& e) {
-        // What this backend does not run (a pseudo-inverse's projections on the device).
+        // A backend that cannot run here (the device backend with no device visible).
         throw dsl_error(s.op->where, e.what());
       } catch (const singular_factor& e) {
         // A sum's smallest eigenvalue sum, or a factor of one of its Kronecker products: the

@@ -85,8 +85,8 @@ auto tree_with(const E& expr, const compile_options& options) {
   using T = typename target_value_type<E, Like>::type;
   if constexpr (has_backend<Like>::value)
     static_assert(backend_traits<Like>::template has_tree_compile<T, E::rank, Like>(),
-                  "kronex: operator sums, scalar multiples and compositions run on host, device and distributed host "
-                  "operands so far; this operand's backend compiles single Kronecker products");
+                  "kronex: operator sums, scalar multiples and compositions run on host, device and distributed "
+                  "operands; this operand's backend compiles single Kronecker products");
   operator_tree<T> t = expr.template describe<T>();
   t.options = options;
   return t;

@@ -93,6 +93,92 @@ struct eigen_scale_element {
     x[idx] = magnitude(s) <= cutoff ? V(0) : x[idx] * (scale / s);
   }
 };
+template <class R>
+KRONEX_HOST_DEVICE R conj_value(R v) { return v; }
+template <class R>
+KRONEX_HOST_DEVICE thrust::complex<R> conj_value(thrust::complex<R> v) { return thrust::conj(v); }
+
+// Entry idx of the block of the rank-one tensor r_j.
+template <class V>
+struct rank_one_entry {
+  int rank;
+  std::size_t axis_total;
+  std::size_t local[6], axis_offset[6];
+  const V* vectors;
+  KRONEX_HOST_DEVICE V operator()(std::size_t j, std::size_t idx) const {
+    V w(1);
+    for (int d = rank - 1; d >= 0; --d) {
+      w *= vectors[j * axis_total + axis_offset[d] + idx % local[d]];
+      idx /= local[d];
+    }
+    return w;
+  }
+};
+// Partial sum t = j * parts + p of r_j^H x, over the entries p, p + parts, ...: neighbouring
+// threads read neighbouring entries.
+template <class V>
+struct rank_one_partial_element {
+  rank_one_entry<V> r;
+  std::size_t n, parts;
+  const V* x;
+  V* partials;
+  KRONEX_HOST_DEVICE void operator()(std::size_t t) const {
+    const std::size_t j = t / parts;
+    V s(0);
+    for (std::size_t idx = t % parts; idx < n; idx += parts) s += conj_value(r(j, idx)) * x[idx];
+    partials[t] = s;
+  }
+};
+template <class V>
+struct rank_one_dot_element {
+  std::size_t parts;
+  const V* partials;
+  V* dots;
+  KRONEX_HOST_DEVICE void operator()(std::size_t j) const {
+    V s(0);
+    for (std::size_t p = 0; p < parts; ++p) s += partials[j * parts + p];
+    dots[j] = s;
+  }
+};
+template <class V>
+struct rank_one_coef_element {
+  std::size_t k;
+  const V* gram_inverse;
+  const V* dots;
+  V* coefs;
+  KRONEX_HOST_DEVICE void operator()(std::size_t a) const {
+    V s(0);
+    for (std::size_t b = 0; b < k; ++b) s += gram_inverse[a * k + b] * dots[b];
+    coefs[a] = s;
+  }
+};
+template <class V>
+struct rank_one_subtract_element {
+  rank_one_entry<V> r;
+  std::size_t k;
+  const V* coefs;
+  V* y;
+  KRONEX_HOST_DEVICE void operator()(std::size_t idx) const {
+    V s(0);
+    for (std::size_t j = 0; j < k; ++j) s += coefs[j] * r(j, idx);
+    y[idx] -= s;
+  }
+};
+template <class T>
+rank_one_entry<device_value_t<T>> rank_one_of(const rank_one_args<T>& a, std::size_t& n) {
+  rank_one_entry<device_value_t<T>> r{a.rank, a.axis_total, {}, {}, reinterpret_cast<const device_value_t<T>*>(a.vectors)};
+  n = 1;
+  for (int d = 0; d < a.rank; ++d) {
+    r.local[d] = a.local[d];
+    r.axis_offset[d] = a.axis_offset[d];
+    n *= a.local[d];
+  }
+  return r;
+}
+template <class F>
+void launch(context& ctx, std::size_t n, const F& f) {
+  thrust::for_each(device_policy(ctx), thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(n), f);
+}
 } // namespace
 
 template <class T>
@@ -132,6 +218,47 @@ void eigen_scale(context& ctx, const eigen_scale_args<T>& a, T* x) {
 }
 
 template <class T>
+void rank_one_dots(context& ctx, const rank_one_args<T>& a, const T* x) {
+  using V = device_value_t<T>;
+  std::size_t n = 0;
+  const rank_one_entry<V> r = rank_one_of(a, n);
+  const std::size_t parts = n < rank_one_partitions ? (n ? n : 1) : rank_one_partitions;
+  V* partials = reinterpret_cast<V*>(a.partials);
+  try {
+    launch(ctx, a.count * parts, rank_one_partial_element<V>{r, n, parts, reinterpret_cast<const V*>(x), partials});
+    launch(ctx, a.count, rank_one_dot_element<V>{parts, partials, reinterpret_cast<V*>(a.dots)});
+  } catch (const std::exception& e) {
+    throw device_error(message("kronex: device dot products with ", a.count, " rank-one tensors (", n,
+                               " values) failed: ", e.what()));
+  }
+}
+
+template <class T>
+void rank_one_combine(context& ctx, const rank_one_args<T>& a, T* coefs) {
+  using V = device_value_t<T>;
+  try {
+    launch(ctx, a.count,
+           rank_one_coef_element<V>{a.count, reinterpret_cast<const V*>(a.gram_inverse), reinterpret_cast<const V*>(a.dots),
+                                    reinterpret_cast<V*>(coefs)});
+  } catch (const std::exception& e) {
+    throw device_error(message("kronex: device projection coefficients (", a.count, " rank-one tensors) failed: ", e.what()));
+  }
+}
+
+template <class T>
+void rank_one_subtract(context& ctx, const rank_one_args<T>& a, const T* coefs, T* y) {
+  using V = device_value_t<T>;
+  std::size_t n = 0;
+  const rank_one_entry<V> r = rank_one_of(a, n);
+  try {
+    launch(ctx, n, rank_one_subtract_element<V>{r, a.count, reinterpret_cast<const V*>(coefs), reinterpret_cast<V*>(y)});
+  } catch (const std::exception& e) {
+    throw device_error(message("kronex: device projection of ", n, " values onto ", a.count, " rank-one tensors failed: ",
+                               e.what()));
+  }
+}
+
+template <class T>
 void copy_box(context& ctx, const device_box& box, const T* src, T* dst) {
   using V = device_value_t<T>;
   std::size_t n = 1;
@@ -162,7 +289,10 @@ void scale_mode(context& ctx, std::size_t L, std::size_t n, std::size_t R, const
   template void copy_box<T>(context&, const device_box&, const T*, T*);                           \
   template void axpy<T>(context&, std::size_t, T, const T*, T*);                                   \
   template void scale<T>(context&, std::size_t, T, T*);                                            \
-  template void eigen_scale<T>(context&, const eigen_scale_args<T>&, T*);
+  template void eigen_scale<T>(context&, const eigen_scale_args<T>&, T*);                          \
+  template void rank_one_dots<T>(context&, const rank_one_args<T>&, const T*);                    \
+  template void rank_one_combine<T>(context&, const rank_one_args<T>&, T*);                        \
+  template void rank_one_subtract<T>(context&, const rank_one_args<T>&, const T*, T*);
 KRONEX_DEVICE_FOR_EACH_VALUE_TYPE(KRONEX_INSTANTIATE)
 #undef KRONEX_INSTANTIATE
 

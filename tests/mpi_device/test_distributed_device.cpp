@@ -2,7 +2,8 @@
 // each rank's block a device_tensor, against the serial host result (1e-12 relative in double).
 // Exchanges from device memory (what a CUDA-aware MPI does; a CPU device's memory is host memory)
 // make 0 transfers per solve, checked under no_transfer_guard; staged exchanges make exactly 2
-// counted transfers each, as their plan steps say.
+// counted transfers each, as their plan steps say. Operator sums too (fast diagonalisation and
+// its pseudo-inverse).
 #define BOOST_TEST_MODULE test_distributed_device
 #include <boost/test/unit_test.hpp>
 
@@ -33,7 +34,8 @@ using kronex_test::grids_for;
 
 template <class T, std::size_t D, class Expr>
 void check_device_ranks(const Expr& expr, const xt::xtensor<T, D>& b, const std::array<int, D>& grid,
-                        kronex::exchange_memory memory, const std::string& what) {
+                        kronex::exchange_memory memory, const std::string& what,
+                        std::size_t expected_projection_transfers = 0) {
   std::ostringstream context;
   context << what << ", grid (";
   for (std::size_t k = 0; k < D; ++k) context << (k ? "," : "") << grid[k];
@@ -64,8 +66,14 @@ void check_device_ranks(const Expr& expr, const xt::xtensor<T, D>& b, const std:
     BOOST_TEST(used.calls() == solver.plan().run_transfers());
     BOOST_TEST(double(used.bytes()) == solver.plan().run_transfer_bytes());
     if (memory == kronex::exchange_memory::staged) {
-      BOOST_TEST(used.calls() <= 2 * solver.exchanges());  // fewer only for a rank with an empty block
-      BOOST_TEST(max_over_ranks(double(used.calls())) == double(2 * solver.exchanges()));
+      // Two per exchange, and two per pseudo-inverse projection (its dot products to the host
+      // and back for the MPI_Allreduce).
+      std::size_t projections = 0;
+      for (const auto& st : solver.plan().steps)
+        if (const auto* p = std::get_if<kronex::project_step>(&st)) projections += p->transfers;
+      BOOST_TEST(used.calls() <= 2 * solver.exchanges() + projections);  // fewer only for a rank with an empty block
+      BOOST_TEST(max_over_ranks(double(used.calls())) == double(2 * solver.exchanges() + projections));
+      BOOST_TEST(projections == expected_projection_transfers);
     } else {
       BOOST_TEST(used.calls() == 0u);
     }
@@ -113,3 +121,28 @@ BOOST_AUTO_TEST_CASE(complex_two_dimensions) {
     for (auto memory : {kronex::exchange_memory::automatic, kronex::exchange_memory::staged})
       check_device_ranks<T, 2>(kronex::kron(c, p).adjoint().inverse(), b, grid, memory, "2D complex adjoint");
 }
+
+// Operator sums on device ranks: fast diagonalisation (the device's scaling kernel on each rank's
+// block, in the forward transform's last layout), an applied sum, and a pseudo-inverse whose
+// dot products are summed over the ranks: from device memory, or staged through the host (two
+// transfers per projection, two projections per solve).
+BOOST_AUTO_TEST_CASE(operator_sums_every_grid) {
+  using T = double;
+  namespace gallery = kronex::gallery;
+  const auto K0 = gallery::bspline_stiffness<T>(6, 2), M0 = gallery::bspline_mass<T>(6, 2);
+  const auto K1 = gallery::bspline_stiffness<T>(5, 2), M1 = gallery::bspline_mass<T>(5, 2);
+  const auto K2 = gallery::bspline_stiffness<T>(4, 2), M2 = gallery::bspline_mass<T>(4, 2);
+  auto L = kronex::kron(K0, M1, M2) + kronex::kron(M0, K1, M2) + kronex::kron(M0, M1, K2) + 0.5 * kronex::kron(M0, M1, M2);
+  const auto P0 = gallery::laplacian<T>(6, boundary::periodic), Q0 = gallery::bspline_mass<T>(6, 1, boundary::periodic);
+  const auto P1 = gallery::laplacian<T>(5, boundary::periodic), Q1 = gallery::bspline_mass<T>(5, 1, boundary::periodic);
+  auto singular = kronex::kron(P0, Q1, M2) + kronex::kron(Q0, P1, M2);  // the constants on axes 0, 1: 4 dropped
+  const xt::xtensor<T, 3> b = random_tensor<T, 3>({6, 5, 4});
+  for (const auto& grid : grids_for<3>(world_size())) {
+    for (auto memory : {kronex::exchange_memory::automatic, kronex::exchange_memory::staged}) {
+      check_device_ranks<T, 3>(L.inverse(), b, grid, memory, "sum solve");
+      check_device_ranks<T, 3>(L, b, grid, memory, "sum apply");
+      check_device_ranks<T, 3>(singular.pseudo_inverse(1e-10), b, grid, memory, "pseudo-inverse", 4);
+    }
+  }
+}
+

@@ -136,6 +136,8 @@ struct eigen_scale_step : step_base {
 struct project_step : step_base {
   std::size_t rank = 0;
   bool eigenbasis = false;
+  std::size_t transfers = 0;  // distributed device ranks, staged: the dot products to the host and back
+  double transfer_bytes = 0;
 };
 
 using step = std::variant<copy_step, scale_step, lu_subst_step, matvec_step, function_step, gemm_step, staged_step,
@@ -225,16 +227,19 @@ inline bool fused_with_next(const step& s) {
                     s);
 }
 
-// Host<->device copies the step makes each run (staged steps, staged exchanges).
+// Host<->device copies the step makes each run (staged steps, staged exchanges, staged
+// projection reductions).
 inline std::size_t step_transfers(const step& s) {
   return std::visit(overloaded{[](const staged_step& k) { return k.transfers; },
                                [](const exchange_step& k) { return k.transfers; },
+                               [](const project_step& k) { return k.transfers; },
                                [](const auto&) { return std::size_t(0); }},
                     s);
 }
 inline double step_transfer_bytes(const step& s) {
   return std::visit(overloaded{[](const staged_step& k) { return k.transfer_bytes; },
                                [](const exchange_step& k) { return k.transfer_bytes; },
+                               [](const project_step& k) { return k.transfer_bytes; },
                                [](const auto&) { return 0.0; }},
                     s);
 }

@@ -17,9 +17,13 @@
 //   axpy(a, x, y), scale(a, y), copy(x, y)
 //   scaling_type, prepare_scaling(eigen_scaling), eigen_scale(scaling, x)
 //   scaling_uploads(terms, axis_total)  host->device copies prepare_scaling makes: {count, bytes}
-//   projections               whether the pseudo-inverse's projections run here; then
-//   rank_one_type, prepare_rank_one(vectors), rank_one_dots(rs, x, out) (out[j] = (⊗rs[j])^H x,
-//                             over the whole tensor), rank_one_axpy(r, a, x)
+//   the pseudo-inverse's projections onto k rank-one tensors r_j (pseudo_projection):
+//   rank_ones_type, prepare_rank_ones(r, G^{-1}) (r: [j][d][i_d], global), coefs_type,
+//   allocate_coefs(k), projection_coefs(rs, x, c) (c = G^{-1} [r_j^H x]_j over the whole tensor),
+//   subtract_rank_ones(rs, c, y) (y -= sum_j c_j r_j), projection_uploads(k) (host->device
+//                             copies prepare_rank_ones makes on this block: {count, bytes}),
+//                             reduction_transfers(k) (host<->device copies one
+//                             projection_coefs makes: {count, bytes})
 //   finish()                  called when run() is done (the device waits for its stream)
 // and, optionally, for fast diagonalisation's two transforms:
 //   make_fd_transforms(forward, backward, instantiate) -> fd_transforms<leaf_plan, Ops>: the
@@ -114,9 +118,9 @@ private:
     std::unique_ptr<Ops> middle;     // the hooks for the block between the transforms (none: m_ops)
     typename Ops::buffer between;    // ... and the tensor there (with middle only)
     typename Ops::scaling_type scaling;
-    std::vector<typename Ops::rank_one_type> physical, eigenbasis;
-    xt::xtensor<T, 2> gram_inverse;
-    std::vector<T> coefs, dots;  // scratch for the projections' k coefficients and dot products
+    std::size_t dropped = 0;  // k: the rank-one tensors projected out (a pseudo-inverse)
+    typename Ops::rank_ones_type physical, eigenbasis;
+    typename Ops::coefs_type coefs;  // the projection's k coefficients, in the backend's memory
   };
   struct node {
     kind what = kind::kron;
@@ -271,9 +275,6 @@ private:
     next += t.terms.size() * D;
     std::optional<fd_setup<T>> fd;
     if (inst) fd = make_fd_setup(t, sum, o);
-    if (fd && fd->projection.rank() > 0 && !ops.projections)
-      throw backend_unavailable(message("kronex: ", t.text(), ": pseudo-inverses that drop eigenvalue sums run on host "
-                                        "operands only so far (", ops.name(), ")"));
     // Set-up lines: one per axis, then the eigenvalue sums.
     for (std::size_t d = 0; d < D; ++d) {
       const separable_axis<T>& a = sum.axes[d];
@@ -325,19 +326,19 @@ private:
     const std::size_t k = fd ? fd->projection.rank() : 0;
     const std::string& p = part;
     auto make = inst ? std::make_unique<fd_node>() : nullptr;
-    if (k > 0) desc.steps.push_back(project(shape, k, false, p));  // dots only: alpha = G^{-1} N^H b
+    if (k > 0) desc.steps.push_back(project(ops, k, false, true, p));  // dots only: alpha = G^{-1} N^H b
     fd_transforms<leaf_plan, Ops> tr = transforms(ops, forward, backward, inst);
     const Ops& mid = tr.middle ? *tr.middle : ops;
     merge(tr.forward_desc, 0, p, "V", false, desc);
-    if (k > 0) desc.steps.push_back(project(shape, k, true, p));
+    if (k > 0) desc.steps.push_back(project(mid, k, true, false, p));
     eigen_scale_step es = whole_step<eigen_scale_step>(
         shape, size_of(shape) * double(t.terms.size()) * (value_traits<T>::is_complex ? 8.0 : 2.0), 2, p);
     es.terms = t.terms.size();
     es.dropped = k;
     desc.steps.push_back(es);
-    if (k > 0) desc.steps.push_back(project(shape, k, true, p));
+    if (k > 0) desc.steps.push_back(project(mid, k, true, true, p));
     merge(tr.backward_desc, 0, p, "V", false, desc);
-    if (k > 0) desc.steps.push_back(project(shape, k, false, p));
+    if (k > 0) desc.steps.push_back(project(ops, k, false, false, p));
     if (tr.middle) desc.workspace_bytes += tr.middle->local_size() * sizeof(T);
     std::size_t axis_total = 0;
     for (std::size_t n : shape) axis_total += n;
@@ -345,21 +346,28 @@ private:
     const auto uploads = ops.scaling_uploads(sum.coefs.size(), axis_total);
     desc.setup_transfers += uploads.first;
     desc.setup_transfer_bytes += uploads.second;
+    if (k > 0) {  // the rank-one tensors in both bases, each on its block
+      for (const Ops* o : {&ops, &mid}) {
+        const auto p_uploads = o->projection_uploads(k);
+        desc.setup_transfers += p_uploads.first;
+        desc.setup_transfer_bytes += p_uploads.second;
+      }
+      desc.factor_bytes += 2 * k * (axis_total + k) * sizeof(T);
+    }
     if (!make) return make;
     make->forward = std::move(tr.forward);
     make->backward = std::move(tr.backward);
     make->scaling = mid.prepare_scaling(fd->scaling);
-    for (std::size_t j = 0; j < k; ++j) {
-      make->physical.push_back(ops.prepare_rank_one(fd->projection.physical[j]));
-      make->eigenbasis.push_back(mid.prepare_rank_one(fd->projection.eigenbasis[j]));
+    make->dropped = k;
+    if (k > 0) {
+      make->physical = ops.prepare_rank_ones(fd->projection.physical, fd->projection.gram_inverse);
+      make->eigenbasis = mid.prepare_rank_ones(fd->projection.eigenbasis, fd->projection.gram_inverse);
+      make->coefs = ops.allocate_coefs(k);
     }
     if (tr.middle) {
       make->middle = std::make_unique<Ops>(std::move(*tr.middle));
       make->between = make->middle->allocate();
     }
-    make->gram_inverse = fd->projection.gram_inverse;
-    make->coefs.assign(k, T(0));
-    make->dots.assign(k, T(0));
     return make;
   }
 
@@ -383,24 +391,20 @@ private:
     }
   }
 
-  static project_step project(const shape_t& shape, std::size_t k, bool eigenbasis, const std::string& part) {
+  // dots: the step computing the coefficients (dot products summed over the whole tensor), not
+  // the one subtracting the rank-one tensors.
+  static project_step project(const Ops& ops, std::size_t k, bool eigenbasis, bool dots, const std::string& part) {
+    const shape_t shape = ops.shape();
     auto s = whole_step<project_step>(shape, size_of(shape) * double(k) * (value_traits<T>::is_complex ? 8.0 : 2.0),
                                       double(k), part);
     s.rank = k;
     s.eigenbasis = eigenbasis;
-    return s;
-  }
-
-  // coefs = G^{-1} [N^H x]: the projection's coefficients for the rank-one tensors r.
-  void projection_coefs(fd_node& f, const Ops& ops, const std::vector<typename Ops::rank_one_type>& r, const T* x) {
-    const std::size_t k = r.size();
-    std::vector<T>& dots = f.dots;
-    ops.rank_one_dots(r, x, dots.data());
-    for (std::size_t a = 0; a < k; ++a) {
-      T s(0);
-      for (std::size_t b = 0; b < k; ++b) s += f.gram_inverse(a, b) * dots[b];
-      f.coefs[a] = s;
+    if (dots) {
+      const auto t = ops.reduction_transfers(k);
+      s.transfers = t.first;
+      s.transfer_bytes = double(t.second);
     }
+    return s;
   }
 
   void run_node(node& n, const T* b, T* x, bool with_coef) {
@@ -437,17 +441,17 @@ private:
       }
       case kind::inverse_sum: {
         fd_node& f = *n.fd;
-        const std::size_t k = f.physical.size();
-        if (k > 0) projection_coefs(f, m_ops, f.physical, b);  // N^H b, before b may be overwritten
+        const bool project = f.dropped > 0;
+        if (project) m_ops.projection_coefs(f.physical, b, f.coefs);  // G^{-1} N^H b, before b may be overwritten
         // Between the transforms: x itself, or the tensor on the middle block.
         Ops& mid = f.middle ? *f.middle : m_ops;
         T* y = f.middle ? mid.data(f.between) : x;
         f.forward->run(b, y);
-        for (std::size_t j = 0; j < k; ++j) mid.rank_one_axpy(f.eigenbasis[j], -f.coefs[j], y);
+        if (project) mid.subtract_rank_ones(f.eigenbasis, f.coefs, y);
         mid.eigen_scale(f.scaling, y);  // includes the inverse's coefficient
-        if (k > 0) projection_coefs(f, mid, f.eigenbasis, y);
+        if (project) mid.projection_coefs(f.eigenbasis, y, f.coefs);
         f.backward->run(y, x);
-        for (std::size_t j = 0; j < k; ++j) m_ops.rank_one_axpy(f.physical[j], -f.coefs[j], x);
+        if (project) m_ops.subtract_rank_ones(f.physical, f.coefs, x);
         return;
       }
     }

@@ -1,10 +1,11 @@
 #pragma once
 // The device's hooks for composite plans (operator sums, compositions, fast diagonalisation; see
 // backends/composite/composite_plan.hpp): leaves are device plans (dense GEMMs), buffers are
-// device memory, and the whole-tensor kernels (axpy, the eigenvalue scaling) run in the device
-// runtime on the default context's stream, which the leaves' plans share. The scaling's
-// coefficients and eigenvalue vectors are uploaded once, at compile time: a solve makes no
-// host<->device transfer.
+// device memory, and the whole-tensor kernels (axpy, the eigenvalue scaling, a pseudo-inverse's
+// projections) run in the device runtime on the default context's stream, which the leaves'
+// plans share. Their data (the scaling's coefficients and eigenvalue vectors, the projections'
+// rank-one tensors and Gram inverse) is uploaded once, at compile time, and the projections'
+// dot products and coefficients stay on the device: a solve makes no host<->device transfer.
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -27,11 +28,19 @@ struct device_composite_ops {
     device_buffer<real_t<T>> weights;
     device::eigen_scale_args<T> args;
   };
-  // Projections (a pseudo-inverse that drops eigenvalue sums) are not run on the device.
-  static constexpr bool projections = false;
-  using rank_one_type = int;
+  // A pseudo-inverse's rank-one tensors (their parts in this block), G^{-1} and the reduction's
+  // scratch, on the device.
+  struct rank_ones_type {
+    device_buffer<T> vectors, gram_inverse, partials, dots;
+    device::rank_one_args<T> args;
+  };
+  using coefs_type = device_buffer<T>;
 
-  explicit device_composite_ops(shape_t s) : m_shape(std::move(s)), m_size(product(m_shape)) {}
+  explicit device_composite_ops(shape_t s) : device_composite_ops(s, s, shape_t(s.size(), 0)) {}
+  // The kernels on one block of a larger tensor (a distributed tensor's block): global shape,
+  // the block's extent and its offset.
+  device_composite_ops(shape_t global, shape_t extent, shape_t origin)
+      : m_shape(std::move(global)), m_extent(std::move(extent)), m_origin(std::move(origin)), m_size(product(m_extent)) {}
 
   const shape_t& shape() const { return m_shape; }
   std::size_t local_size() const { return m_size; }
@@ -50,7 +59,7 @@ struct device_composite_ops {
   static std::pair<std::size_t, std::size_t> scaling_uploads(std::size_t terms, std::size_t axis_total) {
     return {2, terms * (sizeof(T) + axis_total * sizeof(real_t<T>))};
   }
-  static scaling_type prepare_scaling(const eigen_scaling<T>& s) {
+  scaling_type prepare_scaling(const eigen_scaling<T>& s) const {
     scaling_type d{device_buffer<T>(s.coefs.size()), device_buffer<real_t<T>>(s.weights.size()), {}};
     transfer(device::copy_direction::host_to_device, d.coefs.data(), s.coefs.data(), d.coefs.bytes(),
              "eigenvalue scaling coefficients");
@@ -61,7 +70,8 @@ struct device_composite_ops {
     a.terms = s.terms();
     a.axis_total = s.axis_total;
     for (std::size_t k = 0; k < s.sizes.size(); ++k) {
-      a.local[k] = s.sizes[k];
+      a.local[k] = m_extent[k];
+      a.origin[k] = m_origin[k];
       a.axis_offset[k] = s.axis_offset[k];
     }
     a.coefs = d.coefs.data();
@@ -72,12 +82,63 @@ struct device_composite_ops {
   }
   void eigen_scale(const scaling_type& s, T* x) const { device::eigen_scale<T>(ctx(), s.args, x); }
 
-  static rank_one_type prepare_rank_one(const std::vector<std::vector<T>>&) { return 0; }
-  static void rank_one_dots(const std::vector<rank_one_type>&, const T*, T*) {}
-  static void rank_one_axpy(const rank_one_type&, const T&, T*) {}
+  static std::pair<std::size_t, std::size_t> reduction_transfers(std::size_t) { return {0, 0}; }
+  std::pair<std::size_t, std::size_t> projection_uploads(std::size_t k) const {
+    std::size_t block_total = 0;
+    for (std::size_t n : m_extent) block_total += n;
+    return {2, k * (block_total + k) * sizeof(T)};
+  }
+  // Uploads the parts of the rank-one tensors r_j in this block (at most axis_total values each)
+  // and G^{-1}.
+  rank_ones_type prepare_rank_ones(const std::vector<std::vector<std::vector<T>>>& tensors,
+                                   const xt::xtensor<T, 2>& gram_inverse) const {
+    const std::size_t k = tensors.size(), D = m_shape.size();
+    std::size_t block_total = 0;
+    for (std::size_t n : m_extent) block_total += n;
+    std::vector<T> flat;  // [j][axis_offset[d] + i_d]
+    flat.reserve(k * block_total);
+    for (const auto& v : tensors)
+      for (std::size_t d = 0; d < D; ++d)
+        flat.insert(flat.end(), v[d].begin() + long(m_origin[d]), v[d].begin() + long(m_origin[d] + m_extent[d]));
+    const std::vector<T> g(gram_inverse.begin(), gram_inverse.end());  // row-major k x k
+    rank_ones_type r{device_buffer<T>(flat.size()), device_buffer<T>(g.size()),
+                     device_buffer<T>(k * device::rank_one_partitions), device_buffer<T>(k), {}};
+    transfer(device::copy_direction::host_to_device, r.vectors.data(), flat.data(), r.vectors.bytes(),
+             "pseudo-inverse rank-one tensors");
+    transfer(device::copy_direction::host_to_device, r.gram_inverse.data(), g.data(), r.gram_inverse.bytes(),
+             "pseudo-inverse Gram inverse");
+    device::rank_one_args<T>& a = r.args;
+    a.rank = int(D);
+    a.count = k;
+    a.axis_total = block_total;
+    for (std::size_t d = 0, off = 0; d < D; off += m_extent[d], ++d) {
+      a.local[d] = m_extent[d];
+      a.axis_offset[d] = off;
+    }
+    a.vectors = r.vectors.data();
+    a.gram_inverse = r.gram_inverse.data();
+    a.partials = r.partials.data();
+    a.dots = r.dots.data();
+    return r;
+  }
+  static coefs_type allocate_coefs(std::size_t k) { return coefs_type(k); }
+  // c = G^{-1} [r_j^H x]_j.
+  void projection_coefs(rank_ones_type& r, const T* x, coefs_type& c) const {
+    block_dots(r, x);
+    apply_gram_inverse(r, c);
+  }
+  // y -= sum_j c_j r_j.
+  void subtract_rank_ones(const rank_ones_type& r, const coefs_type& c, T* y) const {
+    device::rank_one_subtract<T>(ctx(), r.args, c.data(), y);
+  }
+
+protected:
+  // r.dots = [r_j^H x]_j over this block (in device memory).
+  static void block_dots(rank_ones_type& r, const T* x) { device::rank_one_dots<T>(ctx(), r.args, x); }
+  static void apply_gram_inverse(rank_ones_type& r, coefs_type& c) { device::rank_one_combine<T>(ctx(), r.args, c.data()); }
 
 private:
-  shape_t m_shape;
+  shape_t m_shape, m_extent, m_origin;
   std::size_t m_size;
 };
 

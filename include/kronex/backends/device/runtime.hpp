@@ -102,6 +102,32 @@ struct eigen_scale_args {
 template <class T>
 void eigen_scale(context& ctx, const eigen_scale_args<T>& args, T* x);
 
+// A pseudo-inverse's projection onto k rank-one tensors r_j = v_{j,0} ⊗ ... ⊗ v_{j,rank-1} of a
+// C-order block (algebra/fast_diagonalisation.hpp, pseudo_projection): entry i_d of v_{j,d} is
+// vectors[j * axis_total + axis_offset[d] + i_d]. All pointers are device memory: the
+// coefficients never leave the device.
+template <class T>
+struct rank_one_args {
+  int rank = 0;
+  std::size_t count = 0, axis_total = 0;
+  std::size_t local[6] = {}, axis_offset[6] = {};
+  const T* vectors = nullptr;
+  const T* gram_inverse = nullptr;  // k x k, row-major
+  T* partials = nullptr;            // k * rank_one_partitions scratch values
+  T* dots = nullptr;                // k scratch values
+};
+// The number of partial sums per dot product (a fixed, deterministic reduction order).
+constexpr std::size_t rank_one_partitions = 4096;
+// args.dots = [r_j^H x]_j over the block.
+template <class T>
+void rank_one_dots(context& ctx, const rank_one_args<T>& args, const T* x);
+// coefs = G^{-1} args.dots.
+template <class T>
+void rank_one_combine(context& ctx, const rank_one_args<T>& args, T* coefs);
+// y -= sum_j coefs[j] r_j.
+template <class T>
+void rank_one_subtract(context& ctx, const rank_one_args<T>& args, const T* coefs, T* y);
+
 // Where a copy_box reads and writes: the part (global indices) of the C-order block `from`,
 // written into the C-order block `to`. Up to 6 axes.
 struct device_box {

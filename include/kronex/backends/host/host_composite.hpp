@@ -21,8 +21,6 @@ struct host_composite_ops {
   using leaf_plan = host_plan<T>;
   using buffer = std::vector<T>;
   using scaling_type = eigen_scaling<T>;
-  // A rank-one tensor v_0 ⊗ ... ⊗ v_{D-1}.
-  using rank_one_type = std::vector<std::vector<T>>;
 
   explicit host_composite_ops(shape_t s) : host_composite_ops(s, s, shape_t(s.size(), 0)) {}
   // The kernels on one block of a larger tensor (a distributed tensor's block): global shape,
@@ -47,7 +45,6 @@ struct host_composite_ops {
   }
   void copy(const T* x, T* y) const { std::memcpy(y, x, m_size * sizeof(T)); }
 
-  static constexpr bool projections = true;
   static void finish() {}
 
   static scaling_type prepare_scaling(const eigen_scaling<T>& s) { return s; }
@@ -60,17 +57,63 @@ struct host_composite_ops {
     });
   }
 
-  // The rank-one tensor's part in this block.
-  rank_one_type prepare_rank_one(const std::vector<std::vector<T>>& v) const {
-    rank_one_type part(v.size());
-    for (std::size_t d = 0; d < v.size(); ++d)
-      part[d].assign(v[d].begin() + long(m_origin[d]), v[d].begin() + long(m_origin[d] + m_extent[d]));
-    return part;
+  // The pseudo-inverse's rank-one tensors (their parts in this block), with G^{-1} and scratch.
+  using rank_one = std::vector<std::vector<T>>;  // v_0 ⊗ ... ⊗ v_{D-1}
+  struct rank_ones_type {
+    std::vector<rank_one> parts;
+    xt::xtensor<T, 2> gram_inverse;
+    std::vector<T> dots;
+  };
+  using coefs_type = std::vector<T>;
+  static std::pair<std::size_t, std::size_t> reduction_transfers(std::size_t) { return {0, 0}; }
+  static std::pair<std::size_t, std::size_t> projection_uploads(std::size_t) { return {0, 0}; }
+
+  rank_ones_type prepare_rank_ones(const std::vector<rank_one>& tensors, const xt::xtensor<T, 2>& gram_inverse) const {
+    rank_ones_type r;
+    for (const rank_one& v : tensors) {
+      rank_one part(v.size());
+      for (std::size_t d = 0; d < v.size(); ++d)
+        part[d].assign(v[d].begin() + long(m_origin[d]), v[d].begin() + long(m_origin[d] + m_extent[d]));
+      r.parts.push_back(std::move(part));
+    }
+    r.gram_inverse = gram_inverse;
+    r.dots.assign(tensors.size(), T(0));
+    return r;
+  }
+  static coefs_type allocate_coefs(std::size_t k) { return coefs_type(k, T(0)); }
+
+  // c = G^{-1} [r_j^H x]_j.
+  void projection_coefs(rank_ones_type& r, const T* x, coefs_type& c) const {
+    block_dots(r, x);
+    apply_gram_inverse(r, c);
+  }
+  // y -= sum_j c_j r_j.
+  static void subtract_rank_ones(const rank_ones_type& r, const coefs_type& c, T* y) {
+    for (std::size_t j = 0; j < r.parts.size(); ++j)
+      for_each_entry(r.parts[j], [&](std::size_t i, const T& w) { y[i] -= c[j] * w; });
+  }
+
+protected:
+  // r.dots = [r_j^H x]_j over this block.
+  static void block_dots(rank_ones_type& r, const T* x) {
+    for (std::size_t j = 0; j < r.parts.size(); ++j) {
+      T s(0);
+      for_each_entry(r.parts[j], [&](std::size_t i, const T& w) { s += conj_if_complex(w) * x[i]; });
+      r.dots[j] = s;
+    }
+  }
+  static void apply_gram_inverse(const rank_ones_type& r, coefs_type& c) {
+    const std::size_t k = r.dots.size();
+    for (std::size_t a = 0; a < k; ++a) {
+      T s(0);
+      for (std::size_t b = 0; b < k; ++b) s += r.gram_inverse(a, b) * r.dots[b];
+      c[a] = s;
+    }
   }
 
   // Calls f(i, w) with w = prod_d v_d[i_d] for every entry (C order).
   template <class F>
-  static void for_each_entry(const rank_one_type& v, F&& f) {
+  static void for_each_entry(const rank_one& v, F&& f) {
     const std::size_t D = v.size();
     std::size_t N = 1;
     for (const auto& vd : v) N *= vd.size();
@@ -84,18 +127,6 @@ struct host_composite_ops {
         idx[d] = 0;
       }
     }
-  }
-  // out[j] = (⊗ r[j])^H x.
-  static void rank_one_dots(const std::vector<rank_one_type>& r, const T* x, T* out) {
-    for (std::size_t j = 0; j < r.size(); ++j) {
-      T s(0);
-      for_each_entry(r[j], [&](std::size_t i, const T& w) { s += conj_if_complex(w) * x[i]; });
-      out[j] = s;
-    }
-  }
-  // x += a (⊗ v).
-  static void rank_one_axpy(const rank_one_type& v, const T& a, T* x) {
-    for_each_entry(v, [&](std::size_t i, const T& w) { x[i] += a * w; });
   }
 
 private:

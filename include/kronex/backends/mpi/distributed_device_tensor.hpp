@@ -15,6 +15,7 @@
 #endif
 
 #include "../device/device_buffer.hpp"
+#include "../device/device_composite.hpp"
 #include "../device/device_operator.hpp"
 #include "../device/device_plan.hpp"
 #include "../device/device_tensor.hpp"
@@ -100,6 +101,12 @@ struct device_ranks {
   void upload(T* dst, const T* src, std::size_t bytes) {
     transfer(device::copy_direction::host_to_device, dst, src, bytes, "distributed exchange (staged receive)");
   }
+};
+
+// Operator sums on device ranks: the device's kernels on each rank's block.
+template <class T>
+struct block_kernels<device_ranks<T>> {
+  using type = device_composite_ops<T>;
 };
 
 } // namespace detail

@@ -16,7 +16,7 @@
 namespace kronex {
 
 // Plan: distributed_plan for a Kronecker product, distributed_composite_plan for operator sums,
-// compositions and inverses of sums (host ranks).
+// compositions and inverses of sums.
 template <class Tensor, class Plan = detail::distributed_plan<typename Tensor::value_type, typename Tensor::ranks_type>>
 class distributed_operator : public detail::compiled_operator<Plan> {
   using plan_type = Plan;
@@ -66,15 +66,12 @@ public:
 
 private:
   // The composite plan's hooks for this tensor's grid and this rank's block.
-  static detail::distributed_composite_ops<value_type> ops(const Tensor& like) {
-    static_assert(std::is_same_v<typename Tensor::ranks_type, detail::host_ranks<value_type>>,
-                  "kronex: operator sums, scalar multiples and compositions run on distributed host tensors, not yet "
-                  "on distributed device tensors");
+  using composite_ops = detail::distributed_composite_ops<value_type, typename Tensor::ranks_type>;
+  static composite_ops ops(const Tensor& like) {
     detail::box block;
     block.offset.assign(like.local_offset().begin(), like.local_offset().end());
     block.extent.assign(like.local_shape().begin(), like.local_shape().end());
-    return detail::distributed_composite_ops<value_type>(like.cart(), shape_t(like.global_shape().begin(), like.global_shape().end()),
-                                                         block);
+    return composite_ops(like.cart(), shape_t(like.global_shape().begin(), like.global_shape().end()), block, like.ranks());
   }
 
   // The same global shape and grid on every rank, so a mismatch throws on every rank.
@@ -117,7 +114,8 @@ struct distributed_policy {
   }
 
   // Operator sums, compositions and inverses of sums.
-  using composite_type = distributed_operator<Tensor, distributed_composite_plan<typename Tensor::value_type>>;
+  using composite_type =
+      distributed_operator<Tensor, distributed_composite_plan<typename Tensor::value_type, typename Tensor::ranks_type>>;
   template <class U, std::size_t Rank>
   static composite_type compile(const operator_tree<U>& t, const Tensor& like) {
     static_assert(Rank == rank, "kronex::compile: the tensor's rank must equal the number of factors");
