@@ -40,17 +40,12 @@
 #include <cuda_runtime.h>
 #endif
 
-#ifndef KRONEX_BENCHMARK_FLAGS
-#define KRONEX_BENCHMARK_FLAGS "unknown flags"
-#endif
-
-// OpenBLAS's introspection, if the BLAS in this process is OpenBLAS (weak: absent elsewhere).
-extern "C" char* openblas_get_corename(void) __attribute__((weak));
-extern "C" int openblas_get_num_threads(void) __attribute__((weak));
+#include "device_bench.hpp"
 
 namespace {
 
 namespace dev = kronex::detail::device;
+using kronex_bench::time_device;
 
 constexpr std::size_t degree = 3;
 // Targets for an H200, 256^3 double: the solve rate, and the share of its GEMMs' rate it reaches.
@@ -133,27 +128,6 @@ options parse(int argc, char** argv) {
 int reps_for(const options& o, std::size_t n) {
   if (o.reps > 0) return o.reps;
   return n <= 64 ? 41 : (n <= 128 ? 15 : 7);
-}
-
-struct stats {
-  double median = 0, min = 0;
-};
-
-// Times f() `reps` times with the device timer after `warmup` untimed calls.
-template <class F>
-stats time_device(dev::context& ctx, int warmup, int reps, F&& f) {
-  for (int w = 0; w < warmup; ++w) f();
-  ctx.synchronize();
-  dev::timer timer(ctx);
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    timer.start();
-    f();
-    timer.stop();
-    t.push_back(timer.seconds());
-  }
-  std::sort(t.begin(), t.end());
-  return {t[t.size() / 2], t.front()};
 }
 
 struct row {
@@ -267,7 +241,7 @@ void run_type(const options& o, const char* type, std::vector<row>& rows, csv_fi
       const double compile_s = elapsed(t0);
 
       const auto before = kronex::transfers();
-      const stats s = time_device(solver.context(), o.warmup, reps, [&] { solver(bd, xd); });
+      const kronex_bench::device_stats s = time_device(solver.context(), o.warmup, reps, [&] { solver(bd, xd); });
       const auto during = kronex::transfers() - before;
 
       // Step by step: the median of 3 timed runs per step.
@@ -324,44 +298,6 @@ void run_type(const options& o, const char* type, std::vector<row>& rows, csv_fi
   }
 }
 
-void print_system() {
-  const std::string system = dev::system_name();
-  std::printf("device system: %s; built with %s\n", system.c_str(), KRONEX_BENCHMARK_FLAGS);
-#ifdef KRONEX_BENCH_CUDA
-  int device = 0;
-  cudaDeviceProp prop{};
-  if (cudaGetDevice(&device) == cudaSuccess && cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
-    int runtime = 0, driver = 0;
-    cudaRuntimeGetVersion(&runtime);
-    cudaDriverGetVersion(&driver);
-    std::printf("GPU %d: %s, compute capability %d.%d, %.1f GiB, %d SMs; CUDA runtime %d, driver %d\n", device,
-                prop.name, prop.major, prop.minor, double(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0),
-                prop.multiProcessorCount, runtime, driver);
-  }
-#endif
-  if (system != "cuda") {
-    const char* omp = std::getenv("OMP_NUM_THREADS");
-    const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-    if (openblas_get_corename) {
-      const std::string core = openblas_get_corename();
-      std::printf("host BLAS: OpenBLAS, core %s (OPENBLAS_CORETYPE=%s), %d threads; OMP_NUM_THREADS=%s\n",
-                  core.c_str(), coretype ? coretype : "unset", openblas_get_num_threads ? openblas_get_num_threads() : -1,
-                  omp ? omp : "unset");
-      if (core == "Prescott" || core == "prescott")
-        std::printf("WARNING: OpenBLAS runs its generic Prescott kernels (dgemm 4-6x slow on this CPU); set "
-                    "OPENBLAS_CORETYPE=SkylakeX (AVX-512) or Haswell (AVX2)\n");
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-      else if (__builtin_cpu_supports("avx512f") && core != "SkylakeX" && core != "Cooperlake" &&
-               core != "SapphireRapids")
-        std::printf("note: this CPU has AVX-512 but OpenBLAS uses its %s kernels; OPENBLAS_CORETYPE=SkylakeX may "
-                    "be faster\n", core.c_str());
-#endif
-    } else {
-      std::printf("host BLAS: not OpenBLAS (core unknown); OMP_NUM_THREADS=%s\n", omp ? omp : "unset");
-    }
-  }
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -374,7 +310,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_device_solve: no %s device visible: skipped\n", dev::system_name());
     return 77;
   }
-  print_system();
+  kronex_bench::print_device_system();
   std::printf("GPU targets: H200, 256^3 double: >= %.0f GDOF/s, >= %.2f of its GEMMs' rate, 0 transfers per solve\n",
               target_gdofs, target_vs_gemm);
   std::printf("time: device timer, median (and min) of R solves after %d warm-up solves; compile timed apart\n",

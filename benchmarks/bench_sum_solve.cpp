@@ -24,9 +24,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <random>
-#include <string>
 #include <vector>
 
 #include <kronex/kronex.hpp>
@@ -34,6 +32,7 @@
 #include <kronex_bench/membw.hpp>
 
 #include "gemm_mode_products.hpp"
+#include "sum_bench.hpp"
 
 #ifndef KRONEX_BENCHMARK_FLAGS
 #define KRONEX_BENCHMARK_FLAGS "unknown flags"
@@ -41,68 +40,14 @@
 
 namespace {
 
-constexpr double sigma = 1e-2;
-constexpr double max_residual = 1e-8;
+using namespace kronex_bench::sum;
 
-struct options {
-  std::vector<std::size_t> sizes{32, 48, 64, 96, 128, 192};
-  std::size_t degree = 3;
-  std::string csv;    // also write the rows here, if set
-  bool plan = false;  // print each size's plan
-};
-
-[[noreturn]] void usage(const char* prog, const std::string& error) {
-  std::fprintf(error.empty() ? stdout : stderr,
-               "%s%susage: %s [--degree P] [--csv FILE] [--plan] [n ...]\n"
-               "  n: sizes per axis (default 32 48 64 96 128 192); P: B-spline degree (default 3)\n"
-               "  --csv FILE also writes one line per size; --plan prints each size's plan\n",
-               error.c_str(), error.empty() ? "" : "\n", prog);
-  std::exit(error.empty() ? 0 : 2);
-}
-
-std::size_t parse_size(const char* prog, const std::string& what, const std::string& s, long min) {
-  char* end = nullptr;
-  const long v = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v < min || v > 100000) usage(prog, "bad value for " + what + ": '" + s + "'");
-  return std::size_t(v);
-}
-
-options parse(int argc, char** argv) {
-  options o;
-  std::vector<std::size_t> sizes;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") usage(argv[0], "");
-    if (arg == "--plan") {
-      o.plan = true;
-    } else if (arg == "--degree" || arg == "--csv") {
-      if (i + 1 >= argc) usage(argv[0], "missing value after " + arg);
-      const std::string value = argv[++i];
-      if (arg == "--degree") o.degree = parse_size(argv[0], arg, value, 1);
-      else o.csv = value;
-    } else if (!arg.empty() && arg[0] == '-') {
-      usage(argv[0], "unknown option " + arg);
-    } else {
-      sizes.push_back(parse_size(argv[0], "n", arg, 2));
-    }
-  }
-  if (!sizes.empty()) o.sizes = sizes;
-  for (const std::size_t n : o.sizes)
-    if (n <= o.degree) usage(argv[0], "n = " + std::to_string(n) + " needs more B-splines than the degree");
-  return o;
-}
-
-double elapsed(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Median time of f() after one untimed call; enough repeats for about a second, 5 to 41.
+// Median time of f() after one untimed call.
 template <class F>
 double median_seconds(F&& f) {
   auto t0 = std::chrono::steady_clock::now();
   f();
-  const double first = elapsed(t0);
-  const int reps = std::clamp(int(1.0 / std::max(first, 1e-6)), 5, 41);
+  const int reps = repeats_for(elapsed(t0));
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
     t0 = std::chrono::steady_clock::now();
@@ -113,49 +58,17 @@ double median_seconds(F&& f) {
   return t[t.size() / 2];
 }
 
-template <class A, class B>
-double rel_diff(const A& a, const B& b) {
-  double d = 0, s = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    d += (a.data()[i] - b.data()[i]) * (a.data()[i] - b.data()[i]);
-    s += b.data()[i] * b.data()[i];
-  }
-  return std::sqrt(d / s);
-}
-
 struct row {
   std::size_t n = 0;
   double setup_s = 0, solve_s = 0, bytes = 0, flops = 0, floor_s = 0, gemm_s = 0, xform_s = 0, residual = 0;
 };
 
-// The CSV, written row by row so that a run cut short keeps what it measured.
-struct csv_file {
-  std::FILE* f = nullptr;
-  explicit csv_file(const std::string& path) {
-    if (path.empty()) return;
-    f = std::fopen(path.c_str(), "w");
-    if (!f) {
-      std::fprintf(stderr, "bench_sum_solve: cannot write %s\n", path.c_str());
-      std::exit(1);
-    }
-    std::fprintf(f, "n,unknowns,setup_ms,solve_ms,gdof_s,gflop_s,gb_s,floor_ms,vs_floor,gemm_ms,vs_gemm,xform_ms,residual\n");
-    std::fflush(f);
-  }
-  ~csv_file() {
-    if (f) std::fclose(f);
-  }
-  csv_file(const csv_file&) = delete;
-  csv_file& operator=(const csv_file&) = delete;
-  void write(const row& r) {
-    if (!f) return;
-    const double dof = double(r.n * r.n * r.n);
-    std::fprintf(f, "%zu,%.0f,%.4f,%.4f,%.5g,%.5g,%.5g,%.4f,%.4f,%.4f,%.4f,%.4f,%.3g\n", r.n, dof, r.setup_s * 1e3,
-                 r.solve_s * 1e3, dof / r.solve_s * 1e-9, r.flops / r.solve_s * 1e-9, r.bytes / r.solve_s * 1e-9,
-                 r.floor_s * 1e3, r.solve_s / r.floor_s, r.gemm_s * 1e3, r.solve_s / r.gemm_s, r.xform_s * 1e3,
-                 r.residual);
-    std::fflush(f);
-  }
-};
+void write(csv_file& csv, const row& r) {
+  const double dof = double(r.n * r.n * r.n);
+  csv.row("%zu,%.0f,%.4f,%.4f,%.5g,%.5g,%.5g,%.4f,%.4f,%.4f,%.4f,%.4f,%.3g\n", r.n, dof, r.setup_s * 1e3,
+          r.solve_s * 1e3, dof / r.solve_s * 1e-9, r.flops / r.solve_s * 1e-9, r.bytes / r.solve_s * 1e-9,
+          r.floor_s * 1e3, r.solve_s / r.floor_s, r.gemm_s * 1e3, r.solve_s / r.gemm_s, r.xform_s * 1e3, r.residual);
+}
 
 } // namespace
 
@@ -175,17 +88,14 @@ int main(int argc, char** argv) {
               bw * 1e-9);
   std::printf("%5s %10s %10s %10s %8s %8s %8s %10s %8s %10s %8s %10s %9s\n", "n", "unknowns", "setup[ms]", "solve[ms]",
               "GDOF/s", "GFLOP/s", "GB/s", "floor[ms]", "t/floor", "gemm[ms]", "t/gemm", "xform[ms]", "residual");
-  csv_file csv(o.csv);
+  csv_file csv(o.csv, "bench_sum_solve",
+               "n,unknowns,setup_ms,solve_ms,gdof_s,gflop_s,gb_s,floor_ms,vs_floor,gemm_ms,vs_gemm,xform_ms,residual");
   bool ok = true;
   for (const std::size_t n : o.sizes) {
-    const auto K = kronex::gallery::bspline_stiffness<double>(n, o.degree);
-    const auto M = kronex::gallery::bspline_mass<double>(n, o.degree);
-    const auto L = kronex::kron(K, M, M) + kronex::kron(M, K, M) + kronex::kron(M, M, K) + sigma * kronex::kron(M, M, M);
-
-    xt::xtensor<double, 3> b = xt::xtensor<double, 3>::from_shape({n, n, n});
+    const problem p(n, o.degree);
+    const auto L = p.L();
     std::mt19937_64 gen(n);
-    std::uniform_real_distribution<double> u(-1, 1);
-    for (auto& v : b) v = u(gen);
+    const xt::xtensor<double, 3> b = random_rhs(n, gen);
     xt::xtensor<double, 3> x = xt::xtensor<double, 3>::from_shape(b.shape());
 
     row r;
@@ -208,8 +118,7 @@ int main(int argc, char** argv) {
 
     // The GEMM reference, on a random A scaled to keep the entries O(1), and the same six products
     // by kronex. Checked once: the GEMMs must give (A A^T) ⊗ (A A^T) ⊗ (A A^T) applied to b.
-    xt::xtensor<double, 2> a = xt::xtensor<double, 2>::from_shape({n, n});
-    for (auto& v : a) v = u(gen) / std::sqrt(double(n));
+    const xt::xtensor<double, 2> a = random_matrix(n, gen);
     xt::xtensor<double, 3> tmp = xt::xtensor<double, 3>::from_shape(b.shape());
     xt::xtensor<double, 3> y = xt::xtensor<double, 3>::from_shape(b.shape());
     kronex_bench::gemm_solve_transforms(n, a.data(), b.data(), tmp.data(), y.data());
@@ -238,7 +147,7 @@ int main(int argc, char** argv) {
                 r.bytes / r.solve_s * 1e-9, r.floor_s * 1e3, r.solve_s / r.floor_s, r.gemm_s * 1e3, r.solve_s / r.gemm_s,
                 r.xform_s * 1e3, r.residual);
     std::fflush(stdout);
-    csv.write(r);
+    write(csv, r);
     if (!(r.residual <= max_residual)) {
       std::fprintf(stderr, "bench_sum_solve: n = %zu: residual %.3g is above %.0e: the solve is wrong\n", n, r.residual,
                    max_residual);

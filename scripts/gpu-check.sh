@@ -22,17 +22,20 @@
 #      nothing is ever installed;
 #   2. configures build/gpu: Release, CUDA on (sm_90), CPU device and MPI off;
 #   3. builds only the CUDA targets: the CUDA tests (the ctest tests labelled "cuda"),
-#      bench_device_solve_cuda and, with the DSL, kronex-cuda, with all cores;
+#      bench_device_solve_cuda, bench_device_sum_solve_cuda and, with the DSL, kronex-cuda, with
+#      all cores;
 #   4. runs the CUDA tests (ctest -L cuda). A CUDA test exits 77 ("skipped") when it sees no GPU;
 #      on the GPU machine that is a FAILURE of the check;
 #   5. runs the device benchmark (bench_device_solve_cuda: 64^3 to 512^3, and 1024^3 where the
 #      GPU's memory allows; per-step device times; extra arguments from $KRONEX_GPU_BENCH_ARGS);
+#   5a. runs the operator-sum benchmark (bench_device_sum_solve_cuda: fast diagonalisation of the
+#      3D B-spline Laplacian-like sum at 128^3, 256^3, 384^3, against its GEMMs alone);
 #   5b. runs `kronex-cuda bench` of a 256^3 mass-matrix solve on the host and the GPU;
 #   6. prints a summary last: the GPU, test counts, one row per benchmark case, the targets.
 # Each phase runs under `timeout`; the phases' limits add up to at most $KRONEX_GPU_CHECK_BUDGET
 # seconds (default 450). Logs go to $OUT/gpu-check if $OUT is set, else build/gpu/logs.
-# Exit status: 0 when everything built, every CUDA test passed (none skipped) and the benchmark
-# ran with 0 transfers per solve and correct residuals; 1 otherwise. With
+# Exit status: 0 when everything built, every CUDA test passed (none skipped) and both device
+# benchmarks ran with 0 transfers per solve and correct residuals; 1 otherwise. With
 # KRONEX_GPU_CHECK_SIMULATION=1 (scripts/gpu-bare-sim.sh), a run that builds everything and stops
 # only where a GPU is needed (exit 77, "no device") exits 0 and reports "ready".
 # Knobs: KRONEX_JOBS (default: all cores), KRONEX_GPU_CHECK_BUDGET (seconds),
@@ -181,8 +184,9 @@ if [ "$configure_status" = ok ]; then
   # make the test fail although the target exists.
   all_targets=$(ninja -C "$build" -t targets all 2>/dev/null)
   grep -q '^kronex_cli_cuda:' <<<"$all_targets" && cli_target=(kronex_cli_cuda)
-  run_phase "build (${#cuda_tests[@]} CUDA tests + bench_device_solve_cuda ${cli_target[*]}, -j$jobs)" "$build_limit" "$logs/build.log" \
-    ninja -C "$build" -j "$jobs" "${cuda_tests[@]}" bench_device_solve_cuda "${cli_target[@]}"
+  run_phase "build (${#cuda_tests[@]} CUDA tests + bench_device_solve_cuda bench_device_sum_solve_cuda ${cli_target[*]}, -j$jobs)" \
+    "$build_limit" "$logs/build.log" \
+    ninja -C "$build" -j "$jobs" "${cuda_tests[@]}" bench_device_solve_cuda bench_device_sum_solve_cuda "${cli_target[@]}"
   if [ "$phase_rc" -eq 0 ]; then build_status="ok"; else build_status="FAILED (exit $phase_rc)"; fi
   # Which libraries the binaries load (the carried ones must come first).
   [ -x "$build/benchmarks/bench_device_solve_cuda" ] &&
@@ -235,6 +239,25 @@ if [ "$build_status" = ok ]; then
   esac
 fi
 
+# --- 5a. the operator-sum benchmark --------------------------------------------------------------
+# Three sizes only, to stay inside the budget: its job here is the sum's device path on the GPU
+# (0 transfers, the residual, the time against its own GEMMs), not a sweep.
+sum_status="not run"
+sum_csv=$logs/bench_device_sum_solve_cuda.csv
+rm -f "$sum_csv"
+if [ "$build_status" = ok ]; then
+  run_phase "bench_device_sum_solve_cuda 128 256 384" 60 "$logs/bench_device_sum_solve_cuda.log" \
+    "$build/benchmarks/bench_device_sum_solve_cuda" 128 256 384 --csv "$sum_csv"
+  case $phase_rc in
+    0) sum_status="ok" ;;
+    77) if [ "$simulation" = 1 ]; then sum_status="ready (simulation: exit 77, no GPU)"
+        else sum_status="FAILED: skipped (exit 77: no GPU visible)"; fi ;;
+    124 | 137) sum_status="FAILED: timed out" ;;
+    125) sum_status="FAILED: not run (out of time)" ;;
+    *) sum_status="FAILED (exit $phase_rc: transfers in the solves, a wrong residual or GEMM reference; see the log)" ;;
+  esac
+fi
+
 # --- 5b. the kronex command on the GPU ---------------------------------------------------------
 cli_status="FAILED: not built (the DSL needs CLI11 and nlohmann-json)"
 [ "$build_status" = ok ] || cli_status="not run"
@@ -262,6 +285,7 @@ fi
   echo "build:            $build_status"
   echo "CUDA tests:       $tests_passed passed, $tests_failed failed, $tests_skipped skipped, of $tests_total: $tests_status"
   echo "benchmark:        $bench_status"
+  echo "sum benchmark:    $sum_status"
   echo "kronex-cuda:      $cli_status"
   if [ -s "$bench_csv" ]; then
     echo
@@ -275,6 +299,14 @@ fi
       "$logs/bench_device_solve_cuda.log"
     grep '^target check' "$logs/bench_device_solve_cuda.log" || true
   fi
+  if [ -s "$sum_csv" ]; then
+    echo
+    echo "operator sum (fast diagonalisation), double; t/gemm = solve time / its 6 mode products by the GEMMs alone:"
+    printf '%5s %10s %10s %10s %8s %8s %10s %9s\n' n solve_ms GDOF/s GFLOP/s t/floor t/gemm xfer/solve residual
+    tail -n +2 "$sum_csv" | while IFS=, read -r _sys n _unk _setup solve gdofs gflops _gbs _floor vs_floor _gemm vs_gemm _xf xfer resid _ok; do
+      printf '%5s %10s %10s %10s %8s %8s %10s %9s\n' "$n" "$solve" "$gdofs" "$gflops" "$vs_floor" "$vs_gemm" "$xfer" "$resid"
+    done
+  fi
   if [ "$cli_status" = ok ]; then
     echo
     grep -A3 '^params' "$logs/kronex-cuda-bench.log"
@@ -284,7 +316,7 @@ fi
 
 good() { [ "$1" = ok ] || { [ "$simulation" = 1 ] && [ "${1#ready}" != "$1" ]; }; }
 if [ "$configure_status" = ok ] && [ "$build_status" = ok ] && good "$tests_status" && good "$bench_status" &&
-   good "$cli_status"; then
+   good "$sum_status" && good "$cli_status"; then
   if [ "$simulation" = 1 ]; then echo "gpu-check: READY (simulation: everything built; the GPU parts need a GPU)"
   else echo "gpu-check: PASSED"; fi
   exit 0

@@ -7,7 +7,7 @@
 #   scripts/gpu-deps.sh [DIR]      DIR defaults to build/gpu-deps; the .debs go to DIR/debs,
 #                                  their list (package, version, bytes) to DIR/MANIFEST
 #
-# The set is what the CUDA tests, bench_device_solve_cuda and kronex-cuda need, and nothing more:
+# The set is what the CUDA tests, the CUDA benchmarks and kronex-cuda need, and nothing more:
 #   xtensor, xtl, xsimd        the library's headers (xsimd: xtensor's optional SIMD headers, small)
 #   xtensor-blas               the dense reference every test checks against
 #   liblapack3, libblas3 (+ their -dev .so links), libgfortran5, libquadmath0
