@@ -144,8 +144,8 @@ krylov::settings resolve_options(const krylov_options<R>& o, const char* method,
 
 // A compiled Krylov solve for right-hand sides of one shape: the operator and the preconditioner
 // compiled, the workspace (vectors and scalars) allocated. solver(b, x) solves with x as the
-// initial guess; it allocates nothing (unless b is not an xt::xtensor<T, D>, or is x itself,
-// when b is first copied). Move-only, like a device operator (it owns compiled plans with their
+// initial guess; it allocates no vector (only the result's message and history, and a copy of b
+// when b is not an xt::xtensor<T, D> or is x itself). Move-only, like a device operator (it owns compiled plans with their
 // workspaces): compile one per thread.
 template <class T, std::size_t D>
 class krylov_solver {
