@@ -4,7 +4,8 @@
 //   dsl_error:  a problem in the expression text, at line:column (1-based), with the span to
 //               underline; render() prints "line:col: error: message", the line and a caret.
 //   file_error: a file named by the expression that cannot be used: missing, unreadable or
-//               malformed, with the line in that file when the format has lines (0 otherwise).
+//               malformed, with the line in that file when the format has lines (0 otherwise);
+//               kronex::file_error, the library's, brought into this namespace.
 #include <cstddef>
 #include <string>
 
@@ -33,21 +34,8 @@ private:
   std::string m_message;
 };
 
-class file_error : public kronex::error {
-public:
-  file_error(std::string path, std::size_t line, const std::string& reason)
-      : kronex::error(describe(path, line, reason)), m_path(std::move(path)), m_line(line), m_reason(reason) {}
-  const std::string& path() const noexcept { return m_path; }
-  std::size_t line() const noexcept { return m_line; }
-  const std::string& reason() const noexcept { return m_reason; }
-
-private:
-  static std::string describe(const std::string& path, std::size_t line, const std::string& reason) {
-    return "\"" + path + "\"" + (line ? ", line " + std::to_string(line) : std::string()) + ": " + reason;
-  }
-  std::string m_path;
-  std::size_t m_line;
-  std::string m_reason;
-};
+// The library's file error (kronex/core/error.hpp): the Matrix Market reader lives in the
+// library, and the DSL's other readers throw the same type.
+using kronex::file_error;
 
 } // namespace kronex::dsl

@@ -11,3 +11,6 @@
 #include "factors/gallery.hpp"
 #include "expr/kron.hpp"
 #include "compile.hpp"
+#include "operators/matrix_free.hpp"
+#include "operators/sparse_operator.hpp"
+#include "krylov/solver.hpp"

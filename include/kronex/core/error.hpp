@@ -26,6 +26,34 @@ public:
   using error::error;
 };
 
+// An operator that cannot be used as given (operators/sparse_operator.hpp): CSR arrays that do
+// not describe a matrix (row pointers that decrease or do not end at the number of entries, a
+// column index outside the matrix), an entry outside the matrix.
+class invalid_operator : public error {
+public:
+  using error::error;
+};
+
+// A file that cannot be used: missing, unreadable or malformed (io/matrix_market.hpp), with the
+// line in that file when the format has lines (0 otherwise). The message is
+// "\"<path>\", line <line>: <reason>" (without the line part when it is 0).
+class file_error : public error {
+public:
+  file_error(std::string path, std::size_t line, const std::string& reason)
+      : error(describe(path, line, reason)), m_path(std::move(path)), m_line(line), m_reason(reason) {}
+  const std::string& path() const noexcept { return m_path; }
+  std::size_t line() const noexcept { return m_line; }
+  const std::string& reason() const noexcept { return m_reason; }
+
+private:
+  static std::string describe(const std::string& path, std::size_t line, const std::string& reason) {
+    return "\"" + path + "\"" + (line ? ", line " + std::to_string(line) : std::string()) + ": " + reason;
+  }
+  std::string m_path;
+  std::size_t m_line;
+  std::string m_reason;
+};
+
 // A plan that exceeds one of kronex's size limits, found by the check phase (before anything is
 // allocated): the message names the limit, the size needed and the mode.
 class size_limit_exceeded : public error {

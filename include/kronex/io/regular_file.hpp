@@ -1,15 +1,19 @@
-#include "io/regular_file.hpp"
-
+#pragma once
+// The files kronex reads must be regular files: a FIFO or a device would block the open or never
+// end (/dev/zero), and a directory is not a file. Every reader checks this before it opens.
 #include <cerrno>
+#include <string>
 #include <system_error>
 
 #include <sys/stat.h>
 
-#include "core/diagnostics.hpp"
+#include "../core/error.hpp"
 
-namespace kronex::dsl::io {
+namespace kronex::io {
 
-void check_regular_file(const std::string& path, const std::string& what) {
+// file_error (line 0) for a missing path, a directory ("is a directory, not <what>") or any other
+// non-regular file (a FIFO, a device, a socket); `what` is e.g. "a Matrix Market file".
+inline void check_regular_file(const std::string& path, const std::string& what) {
   struct stat st {};
   // stat follows links, so a link to a regular file is fine; it never opens the file (opening a
   // FIFO blocks until a writer comes).
@@ -26,4 +30,4 @@ void check_regular_file(const std::string& path, const std::string& what) {
   }
 }
 
-} // namespace kronex::dsl::io
+} // namespace kronex::io
