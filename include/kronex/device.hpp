@@ -12,3 +12,4 @@
 #include "backends/device/device_tensor.hpp"
 #include "backends/device/transfers.hpp"
 #include "backends/device/xtensor_interop.hpp"
+#include "krylov/device_solver.hpp"

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <complex>
 #include <cstddef>
-#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <optional>
@@ -17,31 +16,27 @@
 namespace kronex::krylov {
 
 template <class T>
-class host_space {
+class host_space : public space_handles<T> {
 public:
   using value_type = T;
   using real_type = real_t<T>;
-  struct cvec {
-    const T* data;
-  };
-  struct vec {
-    T* data;
-    operator cvec() const noexcept { return {data}; }
-  };
-  // y = A x on C-order buffers (x and y never overlap).
-  using map = std::function<void(const T* x, T* y)>;
-  struct dot_term {
-    cvec x, y;
-    slot out;
-  };
+  using typename space_handles<T>::cvec;
+  using typename space_handles<T>::vec;
+  using typename space_handles<T>::map;
+  using typename space_handles<T>::dot_term;
 
   host_space(std::size_t n, std::size_t vectors, std::size_t slots)
       : m_n(n), m_vectors(vectors, std::vector<T>(n)), m_slots(slots, T(0)) {}
 
+  // A sparse_operator or a matrix_free as a map: its own product on host buffers (a copy of the
+  // operator, which shares a sparse_operator's arrays).
+  template <class O>
+  static map flat_map(const O& o) {
+    return [o](const T* x, T* y) { o.run(x, y); };
+  }
+
   std::size_t size() const noexcept { return m_n; }
   vec vector(std::size_t i) noexcept { return {m_vectors[i].data()}; }
-  vec wrap(T* p) const noexcept { return {p}; }
-  cvec wrap(const T* p) const noexcept { return {p}; }
 
   // Vector operations: nothing happens while a breakdown is flagged.
   void apply(const map& A, cvec x, vec y) {

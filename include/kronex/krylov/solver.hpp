@@ -9,7 +9,9 @@
 //
 // A is a sparse_operator<T>, a matrix_free<T> or any kronex expression kronex::compile takes (a
 // Kronecker product, a sum, a composition...); P the same (typically kron(...).inverse(), or the
-// inverse of a sum, solved by fast diagonalisation). Host operands (xt::xtensor) so far.
+// inverse of a sum, solved by fast diagonalisation). Host operands (xt::xtensor) here; with
+// kronex/device.hpp, b and x may also be device_tensors (krylov/device_solver.hpp): the same
+// methods over a device_space.
 //
 // Compile-time cost: an expression is compiled into its host plan and the plan erased behind a
 // std::function, so each method is instantiated once per value type, whatever the operators.
@@ -100,10 +102,12 @@ shape_t krylov_operator_shape(const O& o) {
   else return o.sizes();
 }
 
-// The operator (or preconditioner) as a linear map on C-order buffers of `like`'s shape: a
-// sparse_operator or matrix_free shared or copied, an expression compiled into its host plan.
-template <class T, class O, class Like>
-typename krylov::host_space<T>::map krylov_map(const O& o, const Like& like, const char* method, const char* role) {
+// The operator (or preconditioner) as a linear map on C-order buffers of `like`'s shape in the
+// Space's memory: a sparse_operator or matrix_free as the Space says (Space::flat_map), an
+// expression compiled into the plan of like's backend.
+template <class Space, class O, class Like>
+typename Space::map krylov_map(const O& o, const Like& like, const char* method, const char* role) {
+  using T = typename Space::value_type;
   static_assert(std::is_void_v<typename O::value_type> || std::is_same_v<typename O::value_type, T>,
                 "kronex: a Krylov solve's operator and preconditioner must have the value type of b and x");
   const shape_t shape = to_shape(like.shape()), own = krylov_operator_shape(o);
@@ -111,7 +115,7 @@ typename krylov::host_space<T>::map krylov_map(const O& o, const Like& like, con
     throw dimension_mismatch(message("kronex::", method, ": the ", role, "'s shape ", format_shape(own),
                                      " does not match the right-hand side's shape ", format_shape(shape)));
   if constexpr (is_flat_operator<O>) {
-    return [o](const T* x, T* y) { o.run(x, y); };
+    return Space::flat_map(o);
   } else {
     // Held by a shared_ptr (std::function copies its target; composite plans are move-only). The
     // solver owning it is move-only, so no two solvers share a plan's workspace.
@@ -142,55 +146,42 @@ krylov::settings resolve_options(const krylov_options<R>& o, const char* method,
 
 } // namespace detail
 
-// A compiled Krylov solve for right-hand sides of one shape: the operator and the preconditioner
-// compiled, the workspace (vectors and scalars) allocated. solver(b, x) solves with x as the
-// initial guess; it allocates no vector (only the result's message and history, and a copy of b
-// when b is not an xt::xtensor<T, D> or is x itself). Move-only, like a device operator (it owns compiled plans with their
-// workspaces): compile one per thread.
-template <class T, std::size_t D>
-class krylov_solver {
-  using space = krylov::host_space<T>;
+namespace detail {
+
+// What a compiled Krylov solve is, whatever the memory its vectors are in (Space: host_space or
+// device_space): the operator and the preconditioner compiled, the workspace allocated, and the
+// solve on raw pointers. krylov_solver (host) and device_krylov_solver add the tensor-level call.
+template <class Space, std::size_t D>
+class krylov_solver_core {
+protected:
+  using space = Space;
+  using T = typename Space::value_type;
 
 public:
   using value_type = T;
   static constexpr std::size_t rank = D;
-  using tensor_type = xt::xtensor<T, D>;
-
-  template <class A, class P, class Like, class R>
-  krylov_solver(const krylov::method_entry<space>& m, const A& a, const P* p, const Like& like,
-                const krylov_options<R>& opt)
-      : m_shape(detail::to_shape(like.shape())),
-        m_method(m),
-        m_settings(detail::resolve_options(opt, m.name, m.default_max_factor, detail::product(m_shape))),
-        m_A(detail::krylov_map<T>(a, like, m.name, "operator")),
-        m_space(detail::product(m_shape), m.vectors(m_settings) + 1, m.slots(m_settings)) {
-    if (p) m_P = detail::krylov_map<T>(*p, like, m.name, "preconditioner");
-  }
-  krylov_solver(krylov_solver&&) noexcept = default;
-  krylov_solver& operator=(krylov_solver&&) noexcept = default;
-  krylov_solver(const krylov_solver&) = delete;
-  krylov_solver& operator=(const krylov_solver&) = delete;
-
-  // Solves A x = b from the initial guess in x; returns what happened (docs/krylov.md).
-  template <class E>
-  krylov_result operator()(const xt::xexpression<E>& b, tensor_type& x) {
-    static_assert(std::is_same_v<typename E::value_type, T>, "kronex: b's value type must match the solver's");
-    static_assert(detail::rank_matches<E, D>, "kronex: b's rank must match the solver's");
-    const E& e = b.derived_cast();
-    detail::check_shape(detail::to_shape(e.shape()), m_shape, "right-hand side", detail::shape_source::compiled);
-    detail::check_shape(detail::to_shape(x.shape()), m_shape, "solution x", detail::shape_source::compiled);
-    if constexpr (std::is_same_v<E, tensor_type>) {
-      if (e.data() != x.data()) return run(e.data(), x.data());
-    }
-    const tensor_type copy = e;
-    return run(copy.data(), x.data());
-  }
 
   const shape_t& shape() const noexcept { return m_shape; }
   const char* method() const noexcept { return m_method.name; }
   bool preconditioned() const noexcept { return bool(m_P); }
 
-private:
+protected:
+  template <class A, class P, class Like, class R>
+  krylov_solver_core(const krylov::method_entry<space>& m, const A& a, const P* p, const Like& like,
+                     const krylov_options<R>& opt)
+      : m_shape(to_shape(like.shape())),
+        m_method(m),
+        m_settings(resolve_options(opt, m.name, m.default_max_factor, product(m_shape))),
+        m_A(krylov_map<space>(a, like, m.name, "operator")),
+        m_space(product(m_shape), m.vectors(m_settings) + 1, m.slots(m_settings)) {
+    if (p) m_P = krylov_map<space>(*p, like, m.name, "preconditioner");
+  }
+  krylov_solver_core(krylov_solver_core&&) noexcept = default;
+  krylov_solver_core& operator=(krylov_solver_core&&) noexcept = default;
+  krylov_solver_core(const krylov_solver_core&) = delete;
+  krylov_solver_core& operator=(const krylov_solver_core&) = delete;
+
+  // The solve on C-order arrays of shape() in the space's memory (b and x distinct).
   krylov_result run(const T* b, T* x) {
     return krylov::solve(m_space, m_method.run, m_A, m_P ? &m_P : nullptr, m_space.wrap(b), m_space.wrap(x),
                          m_space.vector(m_method.vectors(m_settings)), m_settings);
@@ -203,16 +194,64 @@ private:
   space m_space;
 };
 
+} // namespace detail
+
+// A compiled Krylov solve for right-hand sides of one shape: the operator and the preconditioner
+// compiled, the workspace (vectors and scalars) allocated. solver(b, x) solves with x as the
+// initial guess; it allocates no vector (only the result's message and history, and a copy of b
+// when b is not an xt::xtensor<T, D> or is x itself). Move-only, like a device operator (it owns compiled plans with their
+// workspaces): compile one per thread.
+template <class T, std::size_t D>
+class krylov_solver : public detail::krylov_solver_core<krylov::host_space<T>, D> {
+  using core = detail::krylov_solver_core<krylov::host_space<T>, D>;
+
+public:
+  using tensor_type = xt::xtensor<T, D>;
+
+  template <class A, class P, class Like, class R>
+  krylov_solver(const krylov::method_entry<typename core::space>& m, const A& a, const P* p, const Like& like,
+                const krylov_options<R>& opt)
+      : core(m, a, p, like, opt) {}
+
+  // Solves A x = b from the initial guess in x; returns what happened (docs/krylov.md).
+  template <class E>
+  krylov_result operator()(const xt::xexpression<E>& b, tensor_type& x) {
+    static_assert(std::is_same_v<typename E::value_type, T>, "kronex: b's value type must match the solver's");
+    static_assert(detail::rank_matches<E, D>, "kronex: b's rank must match the solver's");
+    const E& e = b.derived_cast();
+    detail::check_shape(detail::to_shape(e.shape()), this->m_shape, "right-hand side", detail::shape_source::compiled);
+    detail::check_shape(detail::to_shape(x.shape()), this->m_shape, "solution x", detail::shape_source::compiled);
+    if constexpr (std::is_same_v<E, tensor_type>) {
+      if (e.data() != x.data()) return this->run(e.data(), x.data());
+    }
+    const tensor_type copy = e;
+    return this->run(copy.data(), x.data());
+  }
+};
+
 namespace detail {
 
-template <class Like>
-using krylov_solver_for = krylov_solver<typename Like::value_type, static_rank<Like>::value>;
-
-template <class Like>
-constexpr void check_krylov_like() {
+// The compiled solve for right-hand sides like Like: a krylov_solver for host tensors (any
+// xtensor expression of fixed rank); kronex/device.hpp adds device_krylov_solver for device
+// tensors (krylov/device_solver.hpp).
+template <class Like, class = void>
+struct krylov_compiled {
   static_assert(xt::is_xexpression<Like>::value && static_rank<Like>::value > 0,
-                "kronex::compile_krylov: b_like must be a host tensor of fixed rank (an xt::xtensor<T, D>)");
-}
+                "kronex::compile_krylov: b_like must be a host tensor of fixed rank (an xt::xtensor<T, D>) or, with "
+                "kronex/device.hpp, a kronex::device_tensor<T, D>");
+  using type = krylov_solver<typename Like::value_type, static_rank<Like>::value>;
+  using space = krylov::host_space<typename Like::value_type>;
+};
+
+// What x may be in kronex::cg(A, b, x...): an xt::xtensor<T, D>, or (kronex/device.hpp) a
+// device_tensor<T, D>; `compiled` is its solver.
+template <class X>
+struct krylov_solution : std::false_type {};
+template <class T, std::size_t D>
+struct krylov_solution<xt::xtensor<T, D>> : std::true_type {
+  using compiled = krylov_compiled<xt::xtensor<T, D>>;
+};
+
 
 // kronex::cg, bicgstab, gmres, minres: one solve each, with or without a preconditioner and
 // options (function objects, so that each instantiates its own method only).
@@ -220,35 +259,34 @@ template <class Method>
 struct krylov_function {
   const char* name;
 
-  template <class A, class E, class T, std::size_t D, class R, class = std::enable_if_t<is_krylov_operator<A>>>
-  krylov_result operator()(const A& a, const xt::xexpression<E>& b, xt::xtensor<T, D>& x, const krylov_options<R>& opt) const {
+  template <class A, class B, class X, class R, class = std::enable_if_t<is_krylov_operator<A> && krylov_solution<X>::value>>
+  krylov_result operator()(const A& a, const B& b, X& x, const krylov_options<R>& opt) const {
     return solve(a, static_cast<const A*>(nullptr), b, x, opt);
   }
-  template <class A, class E, class T, std::size_t D, class = std::enable_if_t<is_krylov_operator<A>>>
-  krylov_result operator()(const A& a, const xt::xexpression<E>& b, xt::xtensor<T, D>& x) const {
-    return solve(a, static_cast<const A*>(nullptr), b, x, krylov_options<real_t<T>>{});
+  template <class A, class B, class X, class = std::enable_if_t<is_krylov_operator<A> && krylov_solution<X>::value>>
+  krylov_result operator()(const A& a, const B& b, X& x) const {
+    return solve(a, static_cast<const A*>(nullptr), b, x, krylov_options<real_t<typename X::value_type>>{});
   }
-  template <class A, class E, class T, std::size_t D, class P, class R,
-            class = std::enable_if_t<is_krylov_operator<A> && is_krylov_operator<P>>>
-  krylov_result operator()(const A& a, const xt::xexpression<E>& b, xt::xtensor<T, D>& x, const P& p,
-                           const krylov_options<R>& opt) const {
+  template <class A, class B, class X, class P, class R,
+            class = std::enable_if_t<is_krylov_operator<A> && is_krylov_operator<P> && krylov_solution<X>::value>>
+  krylov_result operator()(const A& a, const B& b, X& x, const P& p, const krylov_options<R>& opt) const {
     return solve(a, &p, b, x, opt);
   }
-  template <class A, class E, class T, std::size_t D, class P,
-            class = std::enable_if_t<is_krylov_operator<A> && is_krylov_operator<P>>>
-  krylov_result operator()(const A& a, const xt::xexpression<E>& b, xt::xtensor<T, D>& x, const P& p) const {
-    return solve(a, &p, b, x, krylov_options<real_t<T>>{});
+  template <class A, class B, class X, class P,
+            class = std::enable_if_t<is_krylov_operator<A> && is_krylov_operator<P> && krylov_solution<X>::value>>
+  krylov_result operator()(const A& a, const B& b, X& x, const P& p) const {
+    return solve(a, &p, b, x, krylov_options<real_t<typename X::value_type>>{});
   }
 
 private:
-  template <class A, class P, class E, class T, std::size_t D, class R>
-  krylov_result solve(const A& a, const P* p, const xt::xexpression<E>& b, xt::xtensor<T, D>& x,
-                      const krylov_options<R>& opt) const {
-    const shape_t bs = to_shape(b.derived_cast().shape()), xs = to_shape(x.shape());
+  template <class A, class P, class B, class X, class R>
+  krylov_result solve(const A& a, const P* p, const B& b, X& x, const krylov_options<R>& opt) const {
+    using compiled = typename krylov_solution<X>::compiled;
+    const shape_t bs = to_shape(b.shape()), xs = to_shape(x.shape());
     if (bs != xs)
       throw dimension_mismatch(message("kronex::", name, ": x has shape ", format_shape(xs), " but b has shape ",
                                        format_shape(bs)));
-    krylov_solver<T, D> s(krylov::entry_of<Method, krylov::host_space<T>>(name), a, p, x, opt);
+    typename compiled::type s(krylov::entry_of<Method, typename compiled::space>(name), a, p, x, opt);
     return s(b, x);
   }
 };
@@ -260,13 +298,13 @@ inline constexpr detail::krylov_function<krylov::bicgstab_method> bicgstab{"bicg
 inline constexpr detail::krylov_function<krylov::gmres_method> gmres{"gmres"};
 inline constexpr detail::krylov_function<krylov::minres_method> minres{"minres"};
 
-// The solver for right-hand sides shaped like b_like (an xt::xtensor<T, D>), with a preconditioner.
+// The solver for right-hand sides shaped like b_like (an xt::xtensor<T, D>, or a
+// device_tensor<T, D> with kronex/device.hpp), with a preconditioner.
 template <class A, class P, class Like, class R,
           class = std::enable_if_t<detail::is_krylov_operator<A> && detail::is_krylov_operator<P>>>
 auto compile_krylov(krylov_method m, const A& a, const P& p, const Like& b_like, const krylov_options<R>& opt) {
-  detail::check_krylov_like<Like>();
-  using solver = detail::krylov_solver_for<Like>;
-  return solver(krylov::entry_for<krylov::host_space<typename Like::value_type>>(m), a, &p, b_like, opt);
+  using compiled = detail::krylov_compiled<Like>;
+  return typename compiled::type(krylov::entry_for<typename compiled::space>(m), a, &p, b_like, opt);
 }
 template <class A, class P, class Like,
           class = std::enable_if_t<detail::is_krylov_operator<A> && detail::is_krylov_operator<P>>>
@@ -276,10 +314,9 @@ auto compile_krylov(krylov_method m, const A& a, const P& p, const Like& b_like)
 // Without a preconditioner.
 template <class A, class Like, class R, class = std::enable_if_t<detail::is_krylov_operator<A>>>
 auto compile_krylov(krylov_method m, const A& a, const Like& b_like, const krylov_options<R>& opt) {
-  detail::check_krylov_like<Like>();
-  using solver = detail::krylov_solver_for<Like>;
-  return solver(krylov::entry_for<krylov::host_space<typename Like::value_type>>(m), a, static_cast<const A*>(nullptr),
-                b_like, opt);
+  using compiled = detail::krylov_compiled<Like>;
+  return typename compiled::type(krylov::entry_for<typename compiled::space>(m), a, static_cast<const A*>(nullptr),
+                                 b_like, opt);
 }
 template <class A, class Like, class = std::enable_if_t<detail::is_krylov_operator<A> && !detail::is_krylov_operator<Like>>>
 auto compile_krylov(krylov_method m, const A& a, const Like& b_like) {

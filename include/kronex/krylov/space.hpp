@@ -55,6 +55,7 @@
 //
 // The flag and the scalars are in the same small array, so `read` is one copy of a few bytes.
 #include <cstddef>
+#include <functional>
 #include <optional>
 
 #include "options.hpp"
@@ -67,6 +68,27 @@ struct slot {
 };
 
 enum class guard_test { positive, nonnegative, nonzero };
+
+// The handles every space uses (host_space and device_space differ only in the memory the
+// pointers point to): a vector is a pointer to size() values, a map a function on such pointers.
+template <class T>
+struct space_handles {
+  struct cvec {
+    const T* data;
+  };
+  struct vec {
+    T* data;
+    operator cvec() const noexcept { return {data}; }
+  };
+  // y = A x on C-order buffers (x and y never overlap).
+  using map = std::function<void(const T* x, T* y)>;
+  struct dot_term {
+    cvec x, y;
+    slot out;
+  };
+  vec wrap(T* p) const noexcept { return {p}; }
+  cvec wrap(const T* p) const noexcept { return {p}; }
+};
 
 // What read() brings to the host.
 template <class T>

@@ -140,6 +140,57 @@ struct device_box {
 template <class T>
 void copy_box(context& ctx, const device_box& box, const T* src, T* dst);
 
+// Krylov solves on the device (krylov/device_space.hpp). Their scalars live in one device array
+// s: the solve's slots, then s[flag] (0, or 1 + a krylov_status: the breakdown flagged), then
+// s[flag + 1] (where a read stages the value it reads, so that one copy of s[flag .. flag + 1]
+// brings both to the host).
+
+// Vector operations, each a no-op while s[flag] != 0 (the kernel reads the flag itself, so the
+// host never has to know it): copy y = x, zero y = 0, axpy y += s[a] x, xpay y = x + s[a] y,
+// scale y = s[a] y.
+enum class krylov_vector_op { copy, zero, axpy, xpay, scale };
+template <class T>
+void krylov_vector(context& ctx, krylov_vector_op op, std::size_t n, const T* s, std::size_t flag, std::size_t a,
+                   const T* x, T* y);
+
+// Slot arithmetic (krylov/space.hpp has the meaning of each op; the guards set s[flag] to
+// 1 + status, or 1 + non_finite_status for a NaN or an infinity, unless it is set already). A
+// batch of at most krylov_slot_batch ops runs in order, in one kernel on one thread.
+enum class krylov_slot_op {
+  set, assign, add, sub, mul, div, sub_mul, neg, real, abs, sqrt, hypot, givens, rotate,
+  guard_positive, guard_nonnegative, guard_nonzero, reset, read
+};
+template <class T>
+struct krylov_slot_args {
+  krylov_slot_op op = krylov_slot_op::assign;
+  std::size_t a = 0, b = 0, c = 0, d = 0;
+  T value = T(0);   // set's value
+  int status = 0;   // a guard's status
+};
+constexpr std::size_t krylov_slot_batch = 24;
+template <class T>
+void krylov_slots(context& ctx, T* s, std::size_t flag, int non_finite_status, const krylov_slot_args<T>* ops,
+                  std::size_t count);
+
+// s[out_t] = x_t^H y_t for count <= krylov_dot_batch terms over n values: one kernel of partial
+// sums over fixed partitions (entries p, p + parts, ... for parts = min(n, krylov_dot_partitions)),
+// one adding each term's partials in order: the same bits on every run.
+template <class T>
+struct krylov_dot_term {
+  const T* x = nullptr;
+  const T* y = nullptr;
+  std::size_t out = 0;
+};
+constexpr std::size_t krylov_dot_batch = 16;
+constexpr std::size_t krylov_dot_partitions = 1024;
+template <class T>
+void krylov_dots(context& ctx, std::size_t n, const krylov_dot_term<T>* terms, std::size_t count, T* partials, T* s);
+
+// y = A x for an n x n CSR matrix in device memory (one thread per row, entries in row order).
+template <class T>
+void csr_spmv(context& ctx, std::size_t n, const std::size_t* row_ptr, const std::size_t* col_idx, const T* values,
+              const T* x, T* y);
+
 // Elapsed time of device work between start() and stop(), from device events (CUDA) or the
 // steady clock after synchronizing (CPU device).
 class timer {
