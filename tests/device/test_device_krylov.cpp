@@ -89,13 +89,14 @@ void expect_host_result(krylov_method m, const A& a, const P* p, const xt::xtens
     BOOST_TEST(rel_error(kronex_test::widen(xd), ref) < tol);
     BOOST_TEST(rd.relative_residual <= 10 * double(o.rtol));  // the true residual, recomputed on the device
   }
-  if (std::string(kronex::device::system_name()) == "cuda") return;
+  // Below 1024 values (krylov_dot_partitions) the device's dot products add in the host's order.
+  if (std::string(kronex::device::system_name()) == "cuda" || b.size() >= 1024) return;
   const kronex::device_tensor<T, D> bd(b);
   xt::xtensor<T, D> xs;
   kronex::krylov_result rs;
   if (p) {
     auto Pd = kronex::compile(*p, bd);
-    const kronex::matrix_free<T> same_P(kronex::detail::to_shape(b.shape()), [&Pd](const T* x, T* y) { Pd.run(x, y); });
+    const kronex::matrix_free<T> same_P(kronex::shape_t(b.shape().begin(), b.shape().end()), [&Pd](const T* x, T* y) { Pd.run(x, y); });
     rs = host_run(m, a, &same_P, b, xs, o);
   } else {
     rs = host_run(m, a, p, b, xs, o);
@@ -130,6 +131,30 @@ BOOST_AUTO_TEST_CASE(every_method_matches_the_host_on_3d_variable_coefficient_op
   auto o3 = opt;
   o3.restart = 3;
   expect_host_result(krylov_method::gmres, A_lap, &P_sum, b, ref_lap, o3, 1e-10, 1e-8, "gmres(3)");
+}
+
+BOOST_AUTO_TEST_CASE(reductions_over_several_values_per_partition) {
+  // N = 1430 > krylov_dot_partitions (1024): each partial sum of a dot product adds several
+  // values, and the partials are added in a second pass.
+  const std::size_t n0 = 13, n1 = 11, n2 = 10, N = n0 * n1 * n2;
+  const auto M0 = gallery::bspline_mass<double>(n0, 2), M1 = gallery::bspline_mass<double>(n1, 2),
+             M2 = gallery::bspline_mass<double>(n2, 2);
+  const auto K0 = gallery::bspline_stiffness<double>(n0, 2), K1 = gallery::bspline_stiffness<double>(n1, 2),
+             K2 = gallery::bspline_stiffness<double>(n2, 2);
+  const mat<double> m0 = kronex_test::to_dense(M0), m1 = kronex_test::to_dense(M1), m2 = kronex_test::to_dense(M2);
+  entries<double> e;
+  add_kron(e, 1.0, {kronex_test::to_dense(K0), m1, m2});
+  add_kron(e, 1.0, {m0, kronex_test::to_dense(K1), m2});
+  add_kron(e, 1.0, {m0, m1, kronex_test::to_dense(K2)});
+  add_kron(e, 20.0, {m0, m1, m2});
+  scale_by_coefficient(e, random_coefficient(N));
+  const auto A = kronex::sparse_operator<double>::from_entries({n0, n1, n2}, e);
+  const auto b = kronex_test::random_tensor<double, 3>({n0, n1, n2});
+  const auto ref = dense_solve(dense_of(N, e), b);
+  const auto P = (kronex::kron(K0, M1, M2) + kronex::kron(M0, K1, M2) + kronex::kron(M0, M1, K2) +
+                  20.0 * kronex::kron(M0, M1, M2)).inverse();
+  for (krylov_method m : methods)
+    expect_host_result(m, A, &P, b, ref, options(1e-10), 1e-9, 1e-8, std::string(kronex::to_string(m)) + " N = 1430");
 }
 
 template <class T>
