@@ -58,6 +58,8 @@ struct krylov_compiled<device_tensor<T, D>> {
 template <class T, std::size_t D>
 struct krylov_solution<device_tensor<T, D>> : std::true_type {
   using compiled = krylov_compiled<device_tensor<T, D>>;
+  template <class B>
+  static constexpr bool takes = std::is_convertible_v<const B&, device_view<const T, D>>;
 };
 
 } // namespace detail

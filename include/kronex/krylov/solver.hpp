@@ -250,6 +250,8 @@ struct krylov_solution : std::false_type {};
 template <class T, std::size_t D>
 struct krylov_solution<xt::xtensor<T, D>> : std::true_type {
   using compiled = krylov_compiled<xt::xtensor<T, D>>;
+  template <class B>
+  static constexpr bool takes = xt::is_xexpression<B>::value;  // b: any host tensor expression
 };
 
 
@@ -282,6 +284,10 @@ private:
   template <class A, class P, class B, class X, class R>
   krylov_result solve(const A& a, const P* p, const B& b, X& x, const krylov_options<R>& opt) const {
     using compiled = typename krylov_solution<X>::compiled;
+    static_assert(krylov_solution<X>::template takes<B>,
+                  "kronex: a Krylov solve's b and x must be in the same memory: both host tensors (xtensor "
+                  "expressions, x an xt::xtensor<T, D>) or both device tensors (kronex::device_tensor<T, D>) of one "
+                  "value type and rank");
     const shape_t bs = to_shape(b.shape()), xs = to_shape(x.shape());
     if (bs != xs)
       throw dimension_mismatch(message("kronex::", name, ": x has shape ", format_shape(xs), " but b has shape ",
