@@ -9,10 +9,14 @@
 #define BOOST_TEST_MODULE test_device_krylov
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include <xtensor/xnorm.hpp>
 
 #include "kronex_device_test_support.hpp"
 #include "kronex_krylov_test_support.hpp"
@@ -88,6 +92,13 @@ void expect_host_result(krylov_method m, const A& a, const P* p, const xt::xtens
     if (rd.iterations == rh.iterations) BOOST_TEST(rel_error(xd, xh) < same);
     BOOST_TEST(rel_error(kronex_test::widen(xd), ref) < tol);
     BOOST_TEST(rd.relative_residual <= 10 * double(o.rtol));  // the true residual, recomputed on the device
+    // The first check's norm is ||b||: the device's dot products are the host's.
+    BOOST_TEST(std::abs(rd.history[0] - rh.history[0]) <= same * rh.history[0]);
+    // The reported residual against the host's product and norm of the same x.
+    xt::xtensor<T, D> r = xt::xtensor<T, D>::from_shape(b.shape());
+    a.run(xd.data(), r.data());
+    const double host_relative = double(xt::norm_l2(xt::eval(b - r))()) / double(xt::norm_l2(b)());
+    BOOST_TEST(std::abs(rd.relative_residual - host_relative) <= 0.1 * host_relative + 1e-15);
   }
   // Below 1024 values (krylov_dot_partitions) the device's dot products add in the host's order.
   if (std::string(kronex::device::system_name()) == "cuda" || b.size() >= 1024) return;
@@ -104,6 +115,8 @@ void expect_host_result(krylov_method m, const A& a, const P* p, const xt::xtens
   BOOST_TEST_CONTEXT(what << ", the same arithmetic: host " << rs.message << " | device " << rd.message) {
     BOOST_TEST(rd.iterations == rs.iterations);
     BOOST_TEST(rd.history.size() == rs.history.size());
+    for (std::size_t k = 0; k < std::min(rd.history.size(), rs.history.size()); ++k)
+      BOOST_TEST(std::abs(rd.history[k] - rs.history[k]) <= same * rs.history[0], "check " << k);
     BOOST_TEST(rel_error(xd, xs) < 1e-3 * same);
   }
 }
