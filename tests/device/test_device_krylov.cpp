@@ -71,7 +71,7 @@ kronex::krylov_result device_run(krylov_method m, const A& a, const P* p, const 
 // The device solve against the host solver, and against the dense solve (`tol`):
 //  - with the host's own operators: the device's Kronecker inverse is a GEMM with the inverse
 //    matrix where the host runs a banded LU solve, so their rounding differs, and a residual
-//    that crosses the tolerance between two checks may cross it one check earlier or later;
+//    near the tolerance may cross it a check earlier or later;
 //  - with the same operator arithmetic (a CPU device, whose memory the host solver can use: the
 //    host solver given the device's compiled preconditioner as a matrix_free): the same checks,
 //    the same iterations, the same solution to `same` (the device space's arithmetic is the
@@ -86,8 +86,10 @@ void expect_host_result(krylov_method m, const A& a, const P* p, const xt::xtens
   BOOST_TEST_CONTEXT(what << ": host " << rh.message << " | device " << rd.message) {
     BOOST_TEST(rd.converged);
     BOOST_TEST(rd.status == rh.status);
-    BOOST_TEST(rd.iterations + 1 >= rh.iterations);
-    BOOST_TEST(rd.iterations <= rh.iterations + 1);
+    // One check either way, or a few for an erratic residual (BiCGSTAB's) that rounding shifts.
+    const std::size_t slack = 1 + rh.iterations / 8;
+    BOOST_TEST(rd.iterations + slack >= rh.iterations);
+    BOOST_TEST(rd.iterations <= rh.iterations + slack);
     BOOST_TEST(rd.history.size() == rd.iterations + 1);
     if (rd.iterations == rh.iterations) BOOST_TEST(rel_error(xd, xh) < same);
     BOOST_TEST(rel_error(kronex_test::widen(xd), ref) < tol);
@@ -293,10 +295,21 @@ BOOST_AUTO_TEST_CASE(one_shot_functions_matrix_free_and_in_place) {
   // Deterministic: the same solve twice gives the same bits.
   auto s = kronex::compile_krylov(krylov_method::gmres, A, L.inverse(), bd, opt);
   xd.copy_from_host(zeros.data());
-  s(bd, xd);
+  r = s(bd, xd);
   const auto x1 = xd.to_host();
   xd.copy_from_host(zeros.data());
   s(bd, xd);
+  BOOST_TEST(xt::all(xt::equal(xd.to_host(), x1)));
+
+  // Views of device memory the application owns, for b_like, b and x.
+  auto sv = kronex::compile_krylov(krylov_method::gmres, A, L.inverse(), bd.view(), opt);
+  xd.copy_from_host(zeros.data());
+  const auto rv = sv(bd.view(), xd.view());
+  BOOST_TEST(rv.iterations == r.iterations);
+  BOOST_TEST(xt::all(xt::equal(xd.to_host(), x1)));
+  xd.copy_from_host(zeros.data());
+  kronex::device_view<double, 3> xv = xd.view();
+  BOOST_TEST(kronex::gmres(A, bd.view(), xv, L.inverse(), opt).iterations == r.iterations);
   BOOST_TEST(xt::all(xt::equal(xd.to_host(), x1)));
 
   // b = x: b is copied on the device first; the result is the solution of the original b.

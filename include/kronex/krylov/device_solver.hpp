@@ -1,7 +1,7 @@
 #pragma once
 // Krylov solves on device tensors (docs/krylov.md, "What runs where"): kronex::cg, bicgstab,
-// gmres, minres and compile_krylov take b and x as kronex::device_tensor<T, D>; the methods are
-// the host's, written once over a Space (space.hpp), here a device_space. The operator and the
+// gmres, minres and compile_krylov take b and x as kronex::device_tensor<T, D> or device_view;
+// the methods are the host's, written once over a Space (space.hpp), here a device_space. The operator and the
 // preconditioner: a kronex expression compiled into its device plan, a sparse_operator uploaded
 // once (CSR) and applied by a device kernel, or a matrix_free whose function gets device
 // pointers.
@@ -55,12 +55,20 @@ struct krylov_compiled<device_tensor<T, D>> {
   using type = device_krylov_solver<T, D>;
   using space = krylov::device_space<T>;
 };
+// b_like may also be a view of device memory the application owns.
+template <class T, std::size_t D>
+struct krylov_compiled<device_view<T, D>> : krylov_compiled<device_tensor<std::remove_const_t<T>, D>> {};
 template <class T, std::size_t D>
 struct krylov_solution<device_tensor<T, D>> : std::true_type {
   using compiled = krylov_compiled<device_tensor<T, D>>;
   template <class B>
   static constexpr bool takes = std::is_convertible_v<const B&, device_view<const T, D>>;
 };
+// x may be a view of mutable device memory the application owns.
+template <class T, std::size_t D>
+struct krylov_solution<device_view<T, D>> : krylov_solution<device_tensor<T, D>> {};
+template <class T, std::size_t D>
+struct krylov_solution<device_view<const T, D>> : std::false_type {};
 
 } // namespace detail
 
