@@ -13,4 +13,5 @@
 #include "compile.hpp"
 #include "operators/matrix_free.hpp"
 #include "operators/sparse_operator.hpp"
+#include "operators/jacobi.hpp"
 #include "krylov/solver.hpp"
