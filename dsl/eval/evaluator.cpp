@@ -214,6 +214,8 @@ private:
   };
 
   void check_count(const node& n, const signature& s) {
+    for (const auto& a : n.args)
+      if (a->what == node::kind::named) eval(*a);  // NAME=value is refused here, at the name
     const std::size_t k = n.args.size();
     if (k >= s.min_args && k <= s.max_args) return;
     std::ostringstream os;
