@@ -381,6 +381,18 @@ class Errors(Base):
         self.error('cg(%s.transpose(), ones())' % A, "'.transpose' is not defined for an assembled operator", "transpose")
         self.error('%s + %s' % (A, A), "cannot add an assembled operator to an assembled operator", "+")
 
+    def test_a_sum_that_cannot_be_solved_directly_is_solved_with_a_krylov_method(self):
+        L = "L = kron(laplacian(7), mass(5, 1)) + kron(mass(7, 2), laplacian(5)) + kron(mass(7, 1), mass(5, 1))\n"
+        self.error(L + "L.solve(ones())", "use a Krylov solver", "kron")
+        P = "(kron(laplacian(7), mass(5, 1)) + kron(mass(7, 1), laplacian(5))).inverse()"
+        r = self.run_kronex(0, "run", L + "cg(L, ones(), %s, rtol=1e-10)" % P, "--out", "xl.npy")
+        self.assertIn("converged", r.stdout)
+        # L x, computed by kronex's own apply of the sum, is b = ones.
+        self.run_kronex(0, "run", L + 'L.apply(npy("xl.npy"))', "--out", "yl.npy")
+        y = np.load(self.path("yl.npy"))
+        self.assertEqual(y.shape, (7, 5))
+        self.assertLess(np.linalg.norm(y - 1) / np.linalg.norm(np.ones((7, 5))), 1e-9)
+
     def test_file_errors_name_the_file(self):
         self.error('cg(mtx_operator("missing.mtx", 4), ones())', 'cannot use "missing.mtx"', "mtx_operator")
         with open(self.path("bad.mtx"), "w") as f:
