@@ -106,7 +106,7 @@ void register_run(CLI::App& app) {
                                        "outcome to this JSON file (atomically)");
   add_min_rcond_option(*cmd, o->min_rcond);
   cmd->footer(R"(Examples:
-  kronex run 'cg(mtx_operator("A.mtx", 8, 8, 8), ones(), jacobi(mtx_operator("A.mtx", 8, 8, 8)), rtol=1e-10)' --history h.json
+  kronex run 'A = mtx_operator("A.mtx", 8, 8, 8); cg(A, ones(), jacobi(A), rtol=1e-10)' --history h.json
   kronex run 'kron(mass(64, 3), mass(64, 3, periodic)).solve(npy("b.npy"))' --out x.npy --check
   kronex run -f problem.kx --backend device --set n=96)");
   cmd->callback([o] { run(*o); });
