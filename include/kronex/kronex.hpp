@@ -14,4 +14,5 @@
 #include "operators/matrix_free.hpp"
 #include "operators/sparse_operator.hpp"
 #include "operators/bspline_assembly.hpp"
+#include "operators/jacobi.hpp"
 #include "krylov/solver.hpp"
