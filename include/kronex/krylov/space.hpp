@@ -15,6 +15,7 @@
 //   map                       a linear map (the operator or the preconditioner) in this space
 //   vector(i)                 the i-th workspace vector, allocated when the space was made
 //   wrap(T*), wrap(const T*)  a handle to the caller's memory (b and x)
+//   flat_map(o)               (static) a sparse_operator or matrix_free as a map in this space
 //
 //   vector operations (no-ops while a breakdown is flagged, see `guard`):
 //   apply(A, x, y)            y = A x
