@@ -9,7 +9,8 @@
 //
 // A is a sparse_operator<T>, a matrix_free<T> or any kronex expression kronex::compile takes (a
 // Kronecker product, a sum, a composition...); P the same (typically kron(...).inverse(), or the
-// inverse of a sum, solved by fast diagonalisation). Host operands (xt::xtensor) so far.
+// inverse of a sum, solved by fast diagonalisation). Host operands (xt::xtensor) here;
+// distributed_solver.hpp (included by kronex/mpi.hpp) adds kronex::distributed_tensor.
 //
 // Compile-time cost: an expression is compiled into its host plan and the plan erased behind a
 // std::function, so each method is instantiated once per value type, whatever the operators.
