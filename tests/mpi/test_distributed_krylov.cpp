@@ -53,6 +53,19 @@ long sum_over_ranks(long v) {
   return r;
 }
 
+// Every rank returned the same result, bit for bit: the replicated scalars took the same values.
+bool same_on_every_rank(const kronex::krylov_result& r) {
+  std::vector<double> mine{double(r.iterations), double(r.status), r.relative_residual};
+  mine.insert(mine.end(), r.history.begin(), r.history.end());
+  long size = long(mine.size()), max_size = 0;
+  PMPI_Allreduce(&size, &max_size, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+  if (sum_over_ranks(size) != max_size * world_size()) return false;
+  std::vector<double> lo(mine.size()), hi(mine.size());
+  PMPI_Allreduce(mine.data(), lo.data(), int(size), MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  PMPI_Allreduce(mine.data(), hi.data(), int(size), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return lo == mine && hi == mine;
+}
+
 // The same random tensor on every rank (rank 0's).
 template <class T>
 xt::xtensor<T, 3> shared_random() {
@@ -108,18 +121,18 @@ void expect_same(const kronex::krylov_result& serial, const xt::xtensor<T, 3>& x
                  std::size_t dist_reductions, std::size_t allreduces, const std::string& what) {
   BOOST_TEST_CONTEXT(what << "\n  serial:      " << serial.message << "\n  distributed: " << dist.message) {
     BOOST_TEST(serial.converged);
+    BOOST_TEST(serial.iterations > 3);  // enough iterations for rounding to matter
     BOOST_TEST(dist.status == serial.status);
     BOOST_TEST(dist.iterations == serial.iterations);
     BOOST_TEST(dist.history.size() == serial.history.size());
     if (dist.history.size() == serial.history.size())
       for (std::size_t k = 0; k < dist.history.size(); ++k)
-        BOOST_TEST(std::abs(dist.history[k] - serial.history[k]) <= 1e-12 * serial.history[0]);
+        BOOST_TEST(std::abs(dist.history[k] - serial.history[k]) <= 1e-11 * serial.history[0]);
     BOOST_TEST(rel_error(gather(x_dist), x_serial) < 1e-10);
     BOOST_TEST(dist_reductions == serial_reductions);
     BOOST_TEST(allreduces == dist_reductions);
     BOOST_TEST(dist.relative_residual < 1e-11);
-    // Every rank returned the same result.
-    BOOST_TEST(sum_over_ranks(long(dist.iterations)) == long(dist.iterations) * world_size());
+    BOOST_TEST(same_on_every_rank(dist));
   }
 }
 
@@ -224,7 +237,7 @@ BOOST_AUTO_TEST_CASE(matrix_free_scaling_and_sparse_operator_match_the_serial_so
   const problem<T> pb;
   const xt::xtensor<T, 3> b = shared_random<T>();
   xt::xtensor<T, 3> s = shared_random<T>();
-  for (auto& v : s) v = 1.0 + 0.5 * v;  // in [0.5, 1.5]
+  for (auto& v : s) v = 1.0 + 0.1 * v;  // in [0.9, 1.1]: well conditioned, as L (see problem)
   const kronex::shape_t shape{n0, n1, n2};
   const std::size_t N = n0 * n1 * n2;
   auto L_host = kronex::compile(pb.sum(), shape);
@@ -262,6 +275,31 @@ BOOST_AUTO_TEST_CASE(matrix_free_scaling_and_sparse_operator_match_the_serial_so
       compare<T>(m, A_host, A_dist, pb.preconditioner(), b, bd, grid_text(g) + ", matrix_free S L S");
       compare<T>(m, A_sparse, A_sparse, pb.preconditioner(), b, bd, grid_text(g) + ", sparse_operator S L S");
     }
+  }
+}
+
+// A tensor smaller than the grid: some ranks hold empty blocks, and still take part in every
+// reduction and exchange (with zero partial sums), so the solve ends on every rank.
+BOOST_AUTO_TEST_CASE(ranks_with_empty_blocks) {
+  using T = double;
+  const auto K2 = tridiagonal<T>(2, 2.0, -0.5), M2 = tridiagonal<T>(2, 1.0, 0.2);
+  const auto K3 = tridiagonal<T>(3, 2.0, -0.5), M3 = tridiagonal<T>(3, 1.0, 0.2);
+  const auto L = kronex::kron(K2, M3, M3) + kronex::kron(M2, K3, M3);
+  xt::xtensor<T, 3> b = kronex_test::random_tensor<T, 3>({2, 3, 3});
+  MPI_Bcast(b.data(), int(b.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const auto opt = options<T>();
+  for (krylov_method m : methods) {
+    xt::xtensor<T, 3> x = xt::zeros<T>(b.shape());
+    auto s = kronex::compile_krylov(m, L, b, opt);
+    const auto serial = s(b, x);
+    auto bd = distribute(b, std::array<int, 3>{world_size(), 1, 1});  // 2 planes over P ranks
+    auto xd = kronex::distributed_tensor<T, 3>::like(bd);
+    xd.local().fill(0);
+    auto d = kronex::compile_krylov(m, L, bd, opt);
+    g_sum_allreduces = 0;
+    const auto dist = d(bd, xd);
+    expect_same(serial, x, s.reductions(), dist, xd, d.reductions(), g_sum_allreduces,
+                std::string("empty blocks, ") + kronex::to_string(m));
   }
 }
 
