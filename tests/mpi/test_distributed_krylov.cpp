@@ -194,6 +194,38 @@ BOOST_AUTO_TEST_CASE(every_method_matches_the_serial_solver_on_every_grid) {
   }
 }
 
+// Single precision: every method, preconditioned, against the serial float solve. Rounding is
+// 1e-7 here, so the iterations may differ by one where a check lands near the tolerance; the
+// solutions agree to single precision.
+BOOST_AUTO_TEST_CASE(float_solves_agree_with_the_serial_solver) {
+  using T = float;
+  const problem<T> pb;
+  const xt::xtensor<T, 3> b = shared_random<T>();
+  kronex::krylov_options<float> opt;
+  opt.rtol = 1e-5f;
+  for (const auto& g : grids_for<3>(world_size())) {
+    auto bd = distribute(b, g);
+    for (krylov_method m : methods) {
+      xt::xtensor<T, 3> x = xt::zeros<T>(b.shape());
+      const auto serial = kronex::compile_krylov(m, pb.sum(), pb.preconditioner(), b, opt)(b, x);
+      auto xd = kronex::distributed_tensor<T, 3>::like(bd);
+      xd.local().fill(0);
+      auto d = kronex::compile_krylov(m, pb.sum(), pb.preconditioner(), bd, opt);
+      g_sum_allreduces = 0;
+      const auto dist = d(bd, xd);
+      const std::size_t allreduces = g_sum_allreduces;  // before gather() adds its own
+      BOOST_TEST_CONTEXT(grid_text(g) << ", " << m << ": " << serial.message << " / " << dist.message) {
+        BOOST_TEST(dist.converged);
+        BOOST_TEST(dist.iterations + 1 >= serial.iterations);
+        BOOST_TEST(dist.iterations <= serial.iterations + 1);
+        BOOST_TEST(rel_error(gather(xd), x) < 1e-4);
+        BOOST_TEST(allreduces == d.reductions());
+        BOOST_TEST(same_on_every_rank(dist));
+      }
+    }
+  }
+}
+
 // The one-shot functions take distributed tensors too, and give what compile_krylov gives.
 BOOST_AUTO_TEST_CASE(one_shot_functions_match_compiled_solvers) {
   using T = double;
