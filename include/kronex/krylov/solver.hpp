@@ -312,6 +312,15 @@ struct krylov_function {
     return solve(a, &p, b, x, krylov_options<real_t<typename X::value_type>>{});
   }
 
+  // Any other x (a device tensor, a const tensor, an xt::xarray): a readable error.
+  template <class A, class B, class X, class... Rest, class = std::enable_if_t<!is_krylov_solution<X>::value>>
+  krylov_result operator()(const A&, const B&, X&, const Rest&...) const {
+    static_assert(always_false<X>, "kronex: a Krylov solve's x must be a (non-const) xt::xtensor<T, D> or, with "
+                                   "kronex/mpi.hpp, a kronex::distributed_tensor<T, D>; device tensors are not "
+                                   "supported yet");
+    return {};
+  }
+
 private:
   template <class A, class P, class B, class X, class R>
   krylov_result solve(const A& a, const P* p, const B& b, X& x, const krylov_options<R>& opt) const {
