@@ -154,6 +154,12 @@ struct row {
   std::vector<double> samples;  // the timed runs' seconds, in the order they ran
   double median = 0, min = 0, max = 0, bytes = 0, flops = 0, floor = 0, residual = 0;
   std::size_t steps = 0;
+  // A Krylov solve (each timed run one whole solve from x = 0): its last run's outcome.
+  std::string method;  // empty for other programs
+  std::size_t iterations = 0;
+  bool converged = true;
+  std::string status;
+  double per_iteration() const { return iterations ? median / double(iterations) : median; }
   double unknowns() const {
     double n = 1;
     for (auto s : shape) n *= double(s);
@@ -208,6 +214,7 @@ void bench(const bench_options& o) {
   // needs the memory of its largest point, not of all of them.
   std::map<std::string, double> bandwidth;
   std::vector<std::pair<std::size_t, row>> rows;  // (backend index, row): shown backend by backend
+  bool krylov = false;  // the program ends with a Krylov solve (the same at every point)
   for (std::size_t i = 0; i < all.size(); ++i) {
     dsl::evaluated_program program = evaluate(src, all[i]);
     program.options.min_rcond = o.min_rcond;
@@ -217,18 +224,28 @@ void bench(const bench_options& o) {
                                                          "a solve or an apply, e.g. K.solve(random(1))")
                                .render(src.text, src.name));
     }
-    if (i == 0) std::cout << "kronex bench  " << program.text << '\n';
+    if (i == 0) {
+      krylov = bool(program.krylov);
+      if (krylov && !o.plot.empty()) {
+        throw usage_error("--plot draws Kronecker plans against their memory floor; a Krylov solve has none: use "
+                          "--json for its rows");
+      }
+      std::cout << "kronex bench  " << program.text << '\n';
+    }
     for (std::size_t b = 0; b < backends.size(); ++b) {
       const auto backend = backends[b];
       auto exe = pointing_into(src, [&] { return dsl::prepare(program, backend); });
       const std::string name = exe->backend_name();
-      if (!bandwidth.count(name)) {
+      if (!krylov && !bandwidth.count(name)) {
         bandwidth[name] = exe->memory_bandwidth();
         std::printf("memory floor on %s: %.2f GB/s measured now (%s)\n", name.c_str(), bandwidth[name] * 1e-9,
                     backend == dsl::backend_kind::host ? "triad" : "device-to-device copy");
         std::fflush(stdout);
       }
-      if (o.plans && i == 0) print_plans(std::cout, program, exe->plans());
+      if (o.plans && i == 0) {
+        if (krylov) print_krylov_plans(std::cout, program, exe->plans());
+        else print_plans(std::cout, program, exe->plans());
+      }
       row r;
       r.params = all[i];
       r.backend = name;
@@ -258,6 +275,16 @@ void bench(const bench_options& o) {
       r.min = t.front();
       r.max = t.back();
       const double elem = double(program.type == dsl::dtype::float32 ? 4 : program.type == dsl::dtype::complex128 ? 16 : 8);
+      if (const krylov_result* k = exe->krylov()) {
+        r.floor = std::numeric_limits<double>::quiet_NaN();
+        r.method = to_string(program.krylov->method);
+        r.iterations = k->iterations;
+        r.converged = k->converged;
+        r.status = to_string(k->status);
+        r.residual = k->relative_residual;
+        rows.emplace_back(b, std::move(r));
+        continue;
+      }
       r.floor = double(r.steps) * 2.0 * elem * r.unknowns() / bandwidth[name];
       r.residual = pointing_into(src, [&] {
         try {
@@ -274,6 +301,20 @@ void bench(const bench_options& o) {
   }
   std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
 
+  if (krylov) {
+    // Each timed run is one whole solve from x = 0: the median is the time to solution.
+    std::printf("\n%-14s %-12s %-18s %-10s %6s %10s %10s %10s %-9s %10s %12s %-16s %10s\n", "params", "backend",
+                "shape", "type", "reps", "median[ms]", "min[ms]", "max[ms]", "method", "iterations", "per-iter[ms]",
+                "status", "residual");
+    for (const auto& [b, r] : rows) {
+      std::printf("%-14s %-12s %-18s %-10s %6d %10.3f %10.3f %10.3f %-9s %10zu %12.4f %-16s %10.1e\n",
+                  describe(r.params).empty() ? "-" : describe(r.params).c_str(), r.backend.c_str(),
+                  format_shape(r.shape).c_str(), dsl::to_string(r.type), r.reps, r.median * 1e3, r.min * 1e3,
+                  r.max * 1e3, r.method.c_str(), r.iterations, r.per_iteration() * 1e3, r.status.c_str(), r.residual);
+    }
+    std::cout << "median: time to solution (one whole solve from x = 0); per-iter: median / iterations; residual: "
+                 "the true ||b - A x|| / ||b|| of the last run (host only)\n";
+  } else {
   std::printf("\n%-14s %-12s %-18s %-10s %6s %10s %10s %10s %9s %8s %10s %10s %10s\n", "params", "backend", "shape",
               "type", "reps", "median[ms]", "min[ms]", "max[ms]", "GDOF/s", "GB/s", "floor[ms]", "time/floor",
               "residual");
@@ -286,8 +327,17 @@ void bench(const bench_options& o) {
   }
   std::cout << "floor: 2 x sizeof(T) bytes per unknown per plan step at the measured bandwidth; residual: the last "
                "stage undone on the host\n";
+  }
+  // Rows whose solve did not converge: exit code 3 once the table (and the JSON) is out.
+  std::string unconverged;
+  for (const auto& [b, r] : rows) {
+    if (!r.converged) unconverged += (unconverged.empty() ? "" : ", ") + (describe(r.params).empty() ? r.backend : describe(r.params) + " " + r.backend) + " (" + r.status + ")";
+  }
+  const auto finish = [&] {
+    if (!unconverged.empty()) throw not_converged("the Krylov solve did not converge at " + unconverged);
+  };
 
-  if (o.json.empty() && o.plot.empty()) return;
+  if (o.json.empty() && o.plot.empty()) return finish();
   nlohmann::json j;
   j["source"] = src.name;
   j["program"] = src.text;
@@ -300,6 +350,13 @@ void bench(const bench_options& o) {
                          {"gdof_per_s", r.unknowns() / r.median * 1e-9}, {"gb_per_s", r.bytes / r.median * 1e-9},
                          {"plan_bytes", r.bytes}, {"plan_flops", r.flops}, {"floor_s", r.floor},
                          {"time_over_floor", r.median / r.floor}, {"residual", r.residual}});
+    if (!r.method.empty()) {
+      auto& k = j["rows"].back();
+      for (const char* key : {"gdof_per_s", "gb_per_s", "plan_bytes", "plan_flops", "floor_s", "time_over_floor"}) k.erase(key);
+      k["krylov"] = {{"method", r.method}, {"iterations", r.iterations}, {"converged", r.converged},
+                     {"status", r.status}, {"time_to_solution_s", r.median},
+                     {"time_per_iteration_s", r.per_iteration()}, {"relative_residual", r.residual}};
+    }
   }
   const std::string json_path = o.json.empty() ? o.plot + ".json.tmp-" + std::to_string(::getpid()) : o.json;
   dsl::io::write_file_atomic(json_path, [&](std::ostream& out) { out << j.dump(2) << '\n'; });
@@ -321,6 +378,7 @@ void bench(const bench_options& o) {
     }
     std::cout << "wrote " << o.plot << '\n';
   }
+  finish();
 }
 
 } // namespace

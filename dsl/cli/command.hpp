@@ -51,6 +51,13 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// A Krylov solve that did not converge (its status is not `converged`): exit code 3, after the
+// result has been printed (and written with --out, its history with --history).
+class not_converged : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 // Every --set (or --sweep) parameter must be one the program reads: a typo would otherwise be
 // silently ignored (and a sweep would time the same problem again and again).
 void check_parameters_used(const dsl::evaluated_program& p, const dsl::parameters& given);

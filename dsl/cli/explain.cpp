@@ -24,8 +24,33 @@ void explain(const explain_options& o) {
   // Plans only: nothing is allocated for the tensor, so any size can be explained.
   const auto exe = pointing_into(src, [&] { return dsl::prepare(program, parse_backend(o.backend), false); });
   const auto& plans = exe->plans();
+  if (program.krylov && !o.json) {
+    print_krylov_plans(std::cout, program, plans);
+    return;
+  }
   if (o.json) {
     nlohmann::json stages = nlohmann::json::array();
+    if (program.krylov) {
+      // A Krylov program: the plans of its operator and preconditioner (where they are DSL
+      // operators), and the solve itself.
+      const auto& k = *program.krylov;
+      const auto roles = krylov_plan_roles(k);
+      for (std::size_t s = 0; s < plans.size(); ++s) {
+        stages.push_back({{"text", roles[s] == "operator" ? k.A.text : k.P.text}, {"kind", roles[s]},
+                          {"plan", dsl::to_json(plans[s])}});
+      }
+      nlohmann::json krylov = {{"method", to_string(k.method)}, {"operator", k.A.text},
+                               {"preconditioner", k.P ? nlohmann::json(k.P.text) : nlohmann::json(nullptr)},
+                               {"rtol", k.options.rtol}, {"atol", k.options.atol},
+                               {"check_every", k.options.check_every}};
+      krylov["maxiter"] = k.options.max_iterations ? nlohmann::json(*k.options.max_iterations) : nlohmann::json(nullptr);
+      if (k.method == krylov_method::gmres) krylov["restart"] = k.options.restart;
+      const nlohmann::json j = {{"source", src.name}, {"program", src.text}, {"result", program.text},
+                                {"backend", exe->backend_name()}, {"value_type", dsl::to_string(program.type)},
+                                {"shape", program.shape}, {"krylov", krylov}, {"stages", stages}};
+      std::cout << j.dump(2) << '\n';
+      return;
+    }
     for (std::size_t s = 0; s < plans.size(); ++s) {
       const auto& st = program.stages[s];
       stages.push_back({{"text", st.text},

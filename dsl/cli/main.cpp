@@ -1,6 +1,7 @@
 // kronex: explain, run and benchmark Kronecker-product solver expressions written in the kronex
 // DSL (docs/dsl.md). Exit codes: 0 success, 2 usage or input errors (options, the program, its
-// files, a singular factor, a missing backend), 1 internal errors.
+// files, a singular factor, a missing backend), 1 internal errors, 3 a Krylov solve that did not
+// converge (its result is printed and written all the same).
 #include <iostream>
 #include <new>
 
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
     return fail(2, std::string("kronex: error: ") + e.what() + "\nRun 'kronex COMMAND --help' for usage.");
   } catch (const kronex::cli::rendered_error& e) {
     return fail(2, e.what());
+  } catch (const kronex::cli::not_converged& e) {
+    return fail(3, std::string("kronex: error: ") + e.what());
   } catch (const kronex::cli::external_failure& e) {
     return fail(1, std::string("kronex: error: ") + e.what());
   } catch (const kronex::lapack_error& e) {

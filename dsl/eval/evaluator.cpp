@@ -1,12 +1,14 @@
 #include "eval/evaluator.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <set>
 #include <sstream>
 
 #include <kronex/factors/gallery.hpp>
+#include <kronex/operators/jacobi.hpp>
 
 #include "core/format.hpp"
 #include "core/memory.hpp"
@@ -66,6 +68,8 @@ const char* kind_name(const value& v) {
     const char* operator()(const std::shared_ptr<const array_value>&) const { return "an array"; }
     const char* operator()(const std::shared_ptr<const generated_tensor>&) const { return "a tensor"; }
     const char* operator()(const std::shared_ptr<const result_value>&) const { return "a result"; }
+    const char* operator()(const std::shared_ptr<const assembled_value>&) const { return "an assembled operator"; }
+    const char* operator()(const std::shared_ptr<const krylov_value>&) const { return "a Krylov solve's result"; }
   };
   return std::visit(visitor{}, v);
 }
@@ -77,6 +81,8 @@ constexpr std::uint64_t max_factor_size = std::uint64_t(1) << 20;
 constexpr std::uint64_t max_degree = 31;
 constexpr std::uint64_t max_tensor_elements = std::uint64_t(1) << 36;
 constexpr std::size_t max_rank = 6;
+// maxiter and check_every of a Krylov solve.
+constexpr std::uint64_t max_krylov_iterations = std::uint64_t(1) << 32;
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -108,7 +114,10 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
 }
 
 const std::vector<std::string> function_names = {"mass", "stiffness", "laplacian", "identity", "mtx",
-                                                  "npy", "random", "ones", "kron"};
+                                                  "npy", "random", "ones", "kron", "mtx_operator",
+                                                  "jacobi", "cg", "bicgstab", "gmres", "minres"};
+// The Krylov solvers' named options (restart: gmres only).
+const std::vector<std::string> krylov_option_names = {"rtol", "atol", "maxiter", "check_every", "restart"};
 const std::vector<std::string> keyword_names = {"periodic", "clamped", "float32", "float64", "complex64", "complex128"};
 const std::vector<std::string> method_names = {"solve", "apply", "transpose", "adjoint", "inverse", "pseudo_inverse"};
 
@@ -189,6 +198,9 @@ private:
       }
       case node::kind::call: return call(n);
       case node::kind::method: return method(n);
+      case node::kind::named:
+        throw dsl_error(n.name_where, "named argument '" + n.text + "=' is not taken here: only the Krylov solvers "
+                                      "(cg, bicgstab, gmres, minres) take options NAME=value");
     }
     throw dsl_error(n.where, "unsupported expression");
   }
@@ -202,6 +214,8 @@ private:
   };
 
   void check_count(const node& n, const signature& s) {
+    for (const auto& a : n.args)
+      if (a->what == node::kind::named) eval(*a);  // NAME=value is refused here, at the name
     const std::size_t k = n.args.size();
     if (k >= s.min_args && k <= s.max_args) return;
     std::ostringstream os;
@@ -277,11 +291,18 @@ private:
     if (f == "npy") return read_npy(n);
     if (f == "random" || f == "ones") return generate(n, f == "random");
     if (f == "kron") return make_kron(n);
+    if (f == "mtx_operator") return read_mtx_operator(n);
+    if (f == "jacobi") return make_jacobi(n);
+    if (f == "cg") return krylov_call(n, kronex::krylov_method::cg);
+    if (f == "bicgstab") return krylov_call(n, kronex::krylov_method::bicgstab);
+    if (f == "gmres") return krylov_call(n, kronex::krylov_method::gmres);
+    if (f == "minres") return krylov_call(n, kronex::krylov_method::minres);
     if (m_names.count(f)) {
       throw dsl_error(n.name_where, "'" + f + "' is " + kind_name(m_names[f]) + ", not a function");
     }
     throw dsl_error(n.name_where, "unknown function '" + f + "'" + did_you_mean(f, function_names) +
-                                      "; the functions are mass, stiffness, laplacian, identity, mtx, npy, random, ones and kron");
+                                      "; the functions are mass, stiffness, laplacian, identity, mtx, npy, random, ones, kron, "
+                                      "mtx_operator, jacobi, cg, bicgstab, gmres and minres");
   }
 
   template <class Make>
@@ -391,6 +412,222 @@ private:
     }
   }
 
+  // ---- assembled operators and Krylov solves ----------------------------------------------
+
+  // mtx_operator("A.mtx", n1, ..., nd [, value type]): the file's matrix acting on tensors of shape
+  // (n1, ..., nd), read by the library (kronex::sparse_operator<T>::from_matrix_market).
+  value read_mtx_operator(const node& n) {
+    const char* usage = "mtx_operator(\"file.mtx\", n1, ..., nd [, value type]): the matrix and the shape (1 to 6 "
+                        "sizes) of the tensors it acts on";
+    std::size_t sizes_end = n.args.size();
+    std::optional<dtype> type;
+    if (n.args.size() >= 3) {
+      const value last = eval(*n.args.back());
+      if (const auto* k = std::get_if<keyword_value>(&last); k && k->type) {
+        type = k->type;
+        --sizes_end;
+      }
+    }
+    if (sizes_end < 2 || sizes_end > 1 + max_rank) {
+      throw dsl_error(sizes_end > 1 + max_rank ? n.args[1 + max_rank]->where : n.where,
+                      "mtx_operator takes a file name and 1 to 6 sizes, got " +
+                          std::to_string(sizes_end == 0 ? 0 : sizes_end - 1) + " sizes: " + usage);
+    }
+    const std::string path = string_arg(n, 0, "mtx_operator", "the file name");
+    shape_t shape;
+    for (std::size_t i = 1; i < sizes_end; ++i) shape.push_back(integer_arg(n, i, "mtx_operator", "a size", 1, max_factor_size));
+    check_tensor_size(shape, n.where);
+    auto a = std::make_shared<assembled_value>();
+    a->shape = shape;
+    a->text = text(n);
+    a->where = n.where;
+    try {
+      const io::matrix_market m = io::read_matrix_market(path);
+      a->type = type.value_or(m.is_complex ? dtype::complex128 : dtype::float64);
+      with_dtype(a->type, [&](auto t) {
+        using T = decltype(t);
+        auto op = sparse_operator<T>::from_matrix_market(m, shape, path);
+        a->nnz = op.nnz();
+        a->op = std::move(op);
+      });
+    } catch (const file_error& e) {
+      throw dsl_error(n.where, std::string("cannot use ") + e.what());
+    } catch (const kronex::error& e) {
+      throw dsl_error(n.where, "mtx_operator: " + std::string(e.what()));
+    }
+    return std::shared_ptr<const assembled_value>(a);
+  }
+
+  // jacobi(A): diag(A)^-1 of an assembled operator (kronex::jacobi).
+  value make_jacobi(const node& n) {
+    check_count(n, {"jacobi", 1, 1, "jacobi(A): the inverse diagonal of an assembled operator (mtx_operator(...))"});
+    const value v = eval(*n.args[0]);
+    const auto* a = std::get_if<std::shared_ptr<const assembled_value>>(&v);
+    if (!a) {
+      wrong_type(*n.args[0], v, "an assembled operator (mtx_operator(...): jacobi needs the matrix's diagonal)", 0,
+                 "jacobi");
+    }
+    auto out = std::make_shared<assembled_value>(**a);
+    out->jacobi = true;
+    out->text = text(n);
+    out->where = n.where;
+    try {
+      std::visit([&](const auto& op) {
+        using O = std::decay_t<decltype(op)>;
+        if constexpr (!std::is_same_v<O, std::monostate>) {
+          auto j = kronex::jacobi(op);
+          out->nnz = j.nnz();
+          out->op = std::move(j);
+        }
+      }, (*a)->op);
+    } catch (const kronex::error& e) {
+      throw dsl_error(n.where, "jacobi(" + (*a)->text + "): " + e.what());
+    }
+    return std::shared_ptr<const assembled_value>(out);
+  }
+
+  // The operator or the preconditioner argument of a Krylov solve.
+  krylov_operand krylov_operand_arg(const node& n, std::size_t i, const char* function, const char* role) {
+    const value v = eval(*n.args[i]);
+    krylov_operand o;
+    o.text = text(*n.args[i]);
+    o.where = n.args[i]->where;
+    if (auto* op = std::get_if<std::shared_ptr<const operator_value>>(&v)) o.op = *op;
+    else if (auto* a = std::get_if<std::shared_ptr<const assembled_value>>(&v)) o.assembled = *a;
+    else {
+      wrong_type(*n.args[i], v, std::string("an operator (") + role + ": kron(...), a combination of them, "
+                                "mtx_operator(...) or jacobi(...))", i, function);
+    }
+    return o;
+  }
+
+  // A non-negative finite number, or an integer in [lo, hi], given as NAME=value.
+  double option_number(const node& opt) {
+    const value v = eval(*opt.args[0]);
+    const auto x = as_number(v);
+    if (!x || !(*x >= 0) || !std::isfinite(*x)) {
+      throw dsl_error(opt.args[0]->where, opt.text + " must be a finite number >= 0, got " +
+                                              (x ? text(*opt.args[0]) : std::string(kind_name(v))));
+    }
+    return *x;
+  }
+  std::uint64_t option_integer(const node& opt, std::uint64_t lo, std::uint64_t hi) {
+    const value v = eval(*opt.args[0]);
+    const auto* x = std::get_if<std::uint64_t>(&v);
+    if (!x) {
+      throw dsl_error(opt.args[0]->where, opt.text + " must be an integer, got " + std::string(kind_name(v)));
+    }
+    if (*x < lo || *x > hi) {
+      throw dsl_error(opt.args[0]->where, opt.text + " must be between " + std::to_string(lo) + " and " +
+                                              std::to_string(hi) + ", got " + std::to_string(*x));
+    }
+    return *x;
+  }
+
+  // cg(A, b [, P] [, rtol=..., atol=..., maxiter=..., check_every=..., restart=... (gmres)]).
+  value krylov_call(const node& n, kronex::krylov_method method) {
+    const std::string name = kronex::to_string(method);
+    const bool gmres = method == kronex::krylov_method::gmres;
+    const std::string usage = name + "(A, b [, P] [, rtol=R] [, atol=R] [, maxiter=N] [, check_every=N]" +
+                              (gmres ? " [, restart=N]" : "") + ")";
+    std::size_t positional = 0;
+    for (std::size_t i = 0; i < n.args.size(); ++i) {
+      if (n.args[i]->what != node::kind::named) {
+        if (positional != i) {
+          throw dsl_error(n.args[i]->where, "positional argument after the options of " + name +
+                                                ": write the options (NAME=value) last: " + usage);
+        }
+        ++positional;
+      }
+    }
+    if (positional < 2 || positional > 3) {
+      throw dsl_error(positional > 3 ? n.args[3]->where : n.where,
+                      name + " takes 2 or 3 arguments (the operator, the right-hand side and optionally the "
+                             "preconditioner) and named options, got " + std::to_string(positional) + ": " + usage);
+    }
+    auto k = std::make_shared<krylov_value>();
+    k->method = method;
+    k->text = text(n);
+    k->where = n.where;
+    k->A = krylov_operand_arg(n, 0, name.c_str(), "the operator A");
+    // The right-hand side: an array or a generated tensor.
+    const node& barg = *n.args[1];
+    const value b = eval(barg);
+    std::optional<dtype> b_type;
+    if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&b)) {
+      k->operand = *a;
+      b_type = (*a)->type;
+      const shape_t bs((*a)->shape.begin(), (*a)->shape.end());
+      if (bs != k->A.sizes()) {
+        throw dsl_error(barg.where, "shape mismatch: " + k->A.text + " has sizes " + format_shape(k->A.sizes()) +
+                                        " but " + text(barg) + " has shape " + format_shape(bs));
+      }
+    } else if (auto* g = std::get_if<std::shared_ptr<const generated_tensor>>(&b)) {
+      k->operand = *g;
+    } else {
+      wrong_type(barg, b, "the right-hand side, an array or a tensor (npy(...), random(seed) or ones(); not "
+                          "another stage's result)", 1, name.c_str());
+    }
+    if (positional == 3) {
+      k->P = krylov_operand_arg(n, 2, name.c_str(), "the preconditioner P");
+      if (k->P.sizes() != k->A.sizes()) {
+        throw dsl_error(k->P.where, "shape mismatch: the preconditioner " + k->P.text + " has sizes " +
+                                        format_shape(k->P.sizes()) + " but the operator " + k->A.text + " has sizes " +
+                                        format_shape(k->A.sizes()));
+      }
+    }
+    // One value type: A's, P's and b's, where they have one.
+    const std::pair<std::optional<dtype>, const krylov_operand*> typed[] = {{k->A.type(), &k->A},
+                                                                             {k->P ? k->P.type() : std::nullopt, &k->P}};
+    const krylov_operand* first = nullptr;
+    for (const auto& [t, o] : typed) {
+      if (!t) continue;
+      if (k->type && *k->type != *t) {
+        throw dsl_error(o->where, "value type mismatch: " + first->text + " is " + to_string(*k->type) + " but " +
+                                      o->text + " is " + to_string(*t));
+      }
+      if (!k->type) first = o;
+      k->type = t;
+    }
+    if (b_type && k->type && *b_type != *k->type) {
+      throw dsl_error(barg.where, "value type mismatch: " + first->text + " is " + to_string(*k->type) + " but " +
+                                      text(barg) + " is " + to_string(*b_type) + "; convert the operand, e.g. "
+                                      "npy(\"file.npy\", " + to_string(*k->type) + ")");
+    }
+    if (!k->type) k->type = b_type;
+    // The options, each at most once.
+    std::set<std::string> seen;
+    for (std::size_t i = positional; i < n.args.size(); ++i) {
+      const node& opt = *n.args[i];
+      const bool known = std::find(krylov_option_names.begin(), krylov_option_names.end(), opt.text) !=
+                         krylov_option_names.end();
+      if (!known || (opt.text == "restart" && !gmres)) {
+        std::vector<std::string> candidates = krylov_option_names;
+        if (!gmres) candidates.pop_back();
+        const std::string hint = opt.text == "restart" ? ": restart is an option of gmres only"
+                                                       : did_you_mean(opt.text, candidates);
+        throw dsl_error(opt.name_where, "unknown option '" + opt.text + "' of " + name + hint + "; the options are " +
+                                            "rtol, atol, maxiter, check_every" + (gmres ? " and restart" : ""));
+      }
+      if (!seen.insert(opt.text).second) {
+        throw dsl_error(opt.name_where, "the option " + opt.text + " is given twice in " + name);
+      }
+      if (opt.text == "rtol") k->options.rtol = option_number(opt);
+      else if (opt.text == "atol") k->options.atol = option_number(opt);
+      else if (opt.text == "maxiter") k->options.max_iterations = option_integer(opt, 0, max_krylov_iterations);
+      else if (opt.text == "check_every") k->options.check_every = option_integer(opt, 1, max_krylov_iterations);
+      else k->options.restart = option_integer(opt, 1, max_factor_size);
+    }
+    check_tensor_size(k->A.sizes(), n.where);
+    if (auto* a = std::get_if<std::shared_ptr<const array_value>>(&k->operand)) {  // checked: read it now
+      double bytes = double(size_of((*a)->type));
+      for (std::size_t s : k->A.sizes()) bytes *= double(s);
+      if (!(*a)->values) check_memory(bytes, "the operand " + (*a)->text, (*a)->where);
+      values_of(**a);
+    }
+    return std::shared_ptr<const krylov_value>(k);
+  }
+
   value generate(const node& n, bool random) {
     const signature s{random ? "random" : "ones", random ? 1u : 0u, random ? 1u : 0u,
                       random ? "random(seed): uniform values in [-1, 1), shaped like the operator it meets"
@@ -480,6 +717,16 @@ private:
                                         "; operators have .solve(x), .apply(x), .transpose(), .adjoint(), .inverse() "
                                         "and .pseudo_inverse(rtol)");
     }
+    if (auto* a = std::get_if<std::shared_ptr<const assembled_value>>(&target)) {
+      if (m == "solve") {
+        throw dsl_error(n.name_where, "cannot solve with " + (*a)->text + " directly: an assembled operator has no "
+                                      "Kronecker structure to solve with; use a Krylov solver: cg(A, b [, P]), "
+                                      "bicgstab, gmres or minres");
+      }
+      throw dsl_error(n.name_where, "'." + m + "' is not defined for an assembled operator (" + (*a)->text +
+                                    "): it is the operator or the preconditioner of a Krylov solve (cg, bicgstab, "
+                                    "gmres, minres)");
+    }
     const auto* opp = std::get_if<std::shared_ptr<const operator_value>>(&target);
     if (!opp) {
       throw dsl_error(n.target->where, "'." + m + "' needs an operator (kron(...)), but " + text(*n.target) + " is " +
@@ -545,6 +792,9 @@ private:
     } else {
       std::string what_is = kind_name(v);
       if (std::holds_alternative<std::shared_ptr<const factor_value>>(v)) what_is += " (a 1D matrix, not a tensor)";
+      if (std::holds_alternative<std::shared_ptr<const krylov_value>>(v)) {
+        what_is += ", which is the program's result: a Krylov solve must be the last statement";
+      }
       throw dsl_error(arg.where, "the operand of ." + n.text + " must be a tensor (npy(...), random(seed), ones() or "
                                  "a result), got " + what_is);
     }
@@ -666,10 +916,18 @@ private:
       p.stages.push_back(stage{result_value::kind::apply, *op, (*op)->text, (*op)->where});
       return p;
     }
+    if (auto* k = std::get_if<std::shared_ptr<const krylov_value>>(&last)) {
+      p.krylov = *k;
+      p.type = (*k)->type.value_or(dtype::float64);
+      p.shape = (*k)->A.sizes();
+      std::visit([&](const auto& o) { p.operand = o; }, (*k)->operand);
+      return p;
+    }
     const auto* r = std::get_if<std::shared_ptr<const result_value>>(&last);
     if (!r) {
       throw dsl_error(where.where, std::string("the last statement must be a solve or an apply (K.solve(b), "
-                                               "K.apply(x)) or an operator, got ") + kind_name(last));
+                                               "K.apply(x)), a Krylov solve (cg(A, b), ...) or an operator, got ") +
+                                       kind_name(last));
     }
     // Flatten the nesting: stages innermost first; all share the outermost result's shape.
     std::vector<const result_value*> chain;

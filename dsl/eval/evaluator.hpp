@@ -59,6 +59,10 @@ struct evaluated_program {
   source_range where;                                   // the last statement's value
   std::string text;
   std::set<std::string> used_parameters;                // the $names the program read
+  // Set when the program ends with a Krylov solve (cg(...), ...): then `stages` is empty and
+  // `operand` is its right-hand side. `krylov_history` (run --history) keeps the residual history.
+  std::shared_ptr<const krylov_value> krylov;
+  bool krylov_history = false;
 
   bool runnable() const { return !bare_operator; }
 };

@@ -16,6 +16,8 @@
 #include <kronex/expr/algebra.hpp>
 #include <kronex/factors/any_factor.hpp>
 #include <kronex/factors/boundary.hpp>
+#include <kronex/krylov/options.hpp>
+#include <kronex/operators/sparse_operator.hpp>
 
 #include "core/diagnostics.hpp"
 #include "core/dtype.hpp"
@@ -130,6 +132,46 @@ struct result_value {
   shape_t shape() const { return op->sizes(); }
 };
 
+// An assembled operator: mtx_operator("A.mtx", n1, ..., nd [, type]) (a sparse matrix read from
+// a Matrix Market file, acting on tensors of shape (n1, ..., nd)), or jacobi(A) of one (the
+// diagonal matrix diag(A)^-1). It has no Kronecker structure: it is the operator or the
+// preconditioner of a Krylov solve, nothing else.
+struct assembled_value {
+  std::variant<std::monostate, sparse_operator<float>, sparse_operator<double>, sparse_operator<std::complex<float>>,
+               sparse_operator<std::complex<double>>> op;
+  dtype type = dtype::float64;
+  shape_t shape;
+  std::size_t nnz = 0;
+  bool jacobi = false;
+  std::string text;
+  source_range where;
+};
+
+// The operator or the preconditioner of a Krylov solve: a DSL operator (Kronecker products and
+// their combinations) or an assembled one.
+struct krylov_operand {
+  std::shared_ptr<const operator_value> op;
+  std::shared_ptr<const assembled_value> assembled;
+  std::string text;
+  source_range where;
+
+  explicit operator bool() const { return op || assembled; }
+  shape_t sizes() const { return op ? op->sizes() : assembled->shape; }
+  std::optional<dtype> type() const { return op ? op->type : std::optional<dtype>(assembled->type); }
+};
+
+// cg(A, b [, P], options...), bicgstab, gmres, minres: x solving A x = b from x = 0 (not computed
+// here, only described).
+struct krylov_value {
+  kronex::krylov_method method = kronex::krylov_method::cg;
+  krylov_operand A, P;  // P empty: no preconditioner
+  krylov_options<double> options;
+  std::variant<std::shared_ptr<const array_value>, std::shared_ptr<const generated_tensor>> operand;
+  std::optional<dtype> type;  // A's, else P's, else the operand's
+  std::string text;
+  source_range where;
+};
+
 // Bare words that are only meaningful as arguments: periodic, clamped, float32, ...
 struct keyword_value {
   std::optional<kronex::boundary> bc;
@@ -140,7 +182,8 @@ struct keyword_value {
 // (double: a number literal, a coefficient.)
 using value = std::variant<std::uint64_t, std::string, keyword_value, std::shared_ptr<const factor_value>,
                            std::shared_ptr<const operator_value>, std::shared_ptr<const array_value>,
-                           std::shared_ptr<const generated_tensor>, std::shared_ptr<const result_value>, double>;
+                           std::shared_ptr<const generated_tensor>, std::shared_ptr<const result_value>, double,
+                           std::shared_ptr<const assembled_value>, std::shared_ptr<const krylov_value>>;
 
 // "an integer", "an operator", ... for messages.
 const char* kind_name(const value& v);

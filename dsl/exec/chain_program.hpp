@@ -130,6 +130,25 @@ xt::xtensor<T, D> make_operand(const evaluated_program& p) {
   return b;
 }
 
+// f() for stage s, with the errors that are the program's pointing into it.
+template <class F>
+auto at_stage(const stage& s, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const singular_factor& e) {
+    // Point at the factor where the program defined it.
+    const auto& factor = *s.op->factors.at(e.mode());
+    throw dsl_error(factor.where, "singular factor " + factor.text + " (mode " + std::to_string(e.mode()) +
+                                 ", LAPACK info " + std::to_string(e.info()) + "): " + e.what());
+  } catch (const invalid_factor& e) {
+    throw dsl_error(s.where, e.what());
+  } catch (const dimension_mismatch& e) {
+    throw dsl_error(s.where, e.what());
+  } catch (const size_limit_exceeded& e) {
+    throw dsl_error(s.where, e.what());
+  }  // other errors (a missing device, LAPACK or device failures) are not the program's
+}
+
 template <class T, std::size_t D, class Backend>
 class chain_executable final : public executable {
   using tensor = typename Backend::template tensor<T, D>;
@@ -194,25 +213,6 @@ public:
   }
 
 private:
-  // f() for stage s, with the errors that are the program's pointing into it.
-  template <class F>
-  static auto at_stage(const stage& s, F&& f) -> decltype(f()) {
-    try {
-      return f();
-    } catch (const singular_factor& e) {
-      // Point at the factor where the program defined it.
-      const auto& factor = *s.op->factors.at(e.mode());
-      throw dsl_error(factor.where, "singular factor " + factor.text + " (mode " + std::to_string(e.mode()) +
-                                   ", LAPACK info " + std::to_string(e.info()) + "): " + e.what());
-    } catch (const invalid_factor& e) {
-      throw dsl_error(s.where, e.what());
-    } catch (const dimension_mismatch& e) {
-      throw dsl_error(s.where, e.what());
-    } catch (const size_limit_exceeded& e) {
-      throw dsl_error(s.where, e.what());
-    }  // other errors (a missing device, LAPACK or device failures) are not the program's
-  }
-
   // What preparing and running the program allocates, from the explained plans (m_plans): four
   // tensors of the operand's size (the operand, the result, and the result's two copies on its
   // way to a file; the device's are in memory too on the CPU device), every stage's factors and

@@ -51,7 +51,12 @@ public:
         m_stage[k] = &m_ops.back();
         return m_ops.back().plan();
       } catch (const not_separable& e) {
-        throw dsl_error(s.op->where, e.what());
+        // Such an operator can still be applied: as the operator of a Krylov solve.
+        throw dsl_error(s.op->where, std::string(e.what()) +
+                                         (s.what == result_value::kind::solve
+                                              ? "; to solve with it, use a Krylov solver: cg(A, b [, P]), "
+                                                "bicgstab, gmres or minres"
+                                              : ""));
       } catch (const backend_unavailable& e) {
         // A backend that cannot run here (the device backend with no device visible).
         throw dsl_error(s.op->where, e.what());
@@ -68,6 +73,9 @@ public:
       }
     }
   }
+
+  // Stage k's compiled operator (prepared with allocate), or null.
+  compiled* at(std::size_t k) { return k < m_stage.size() ? m_stage[k] : nullptr; }
 
   // x = op(b) for stage k when it is one of these (x may be b); false otherwise.
   bool run(std::size_t k, const tensor& b, tensor& x) {

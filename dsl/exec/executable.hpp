@@ -36,6 +36,8 @@ public:
   virtual double memory_bandwidth() const = 0;
   // Seconds one run() takes, timed the backend's way (device events on CUDA); for bench.
   virtual double timed_run() = 0;
+  // A Krylov program's last solve (what kronex::cg ... returned); null for other programs.
+  virtual const krylov_result* krylov() const { return nullptr; }
 };
 
 // Whether this build of the kronex command has a device runtime (and which: "cuda", "omp").
@@ -62,8 +64,12 @@ template <class T>
 std::unique_ptr<executable> prepare_host(const evaluated_program& p, bool allocate);
 template <class T>
 std::unique_ptr<executable> prepare_device(const evaluated_program& p, bool allocate);
+// A program ending with a Krylov solve (host only): exec/krylov_program.hpp.
+template <class T>
+std::unique_ptr<executable> prepare_krylov(const evaluated_program& p, bool allocate);
 #define KRONEX_DSL_DECLARE_PREPARE(T)                                                                  \
   template <> std::unique_ptr<executable> prepare_host<T>(const evaluated_program& p, bool allocate);  \
+  template <> std::unique_ptr<executable> prepare_krylov<T>(const evaluated_program& p, bool allocate); \
   template <> std::unique_ptr<executable> prepare_device<T>(const evaluated_program& p, bool allocate);
 KRONEX_DSL_DECLARE_PREPARE(float)
 KRONEX_DSL_DECLARE_PREPARE(double)

@@ -1,8 +1,11 @@
 // The host backend for one value type (one translation unit per type keeps builds parallel).
 #include "exec/chain_program.hpp"
 #include "exec/host_policy.hpp"
+#include "exec/krylov_program.hpp"
 
 namespace kronex::dsl::exec {
 template <>
 std::unique_ptr<executable> prepare_host<std::complex<float>>(const evaluated_program& p, bool allocate) { return prepare_on<host_policy, std::complex<float>>(p, allocate); }
+template <>
+std::unique_ptr<executable> prepare_krylov<std::complex<float>>(const evaluated_program& p, bool allocate) { return prepare_krylov_on<std::complex<float>>(p, allocate); }
 } // namespace kronex::dsl::exec

@@ -28,6 +28,8 @@ struct node {
     arithmetic, // a left-associative run of one precedence level, a + b - c or a * b * c: args
                 // are the operands (two or more), ops the signs between them ('+', '-', '*'),
                 // op_where their places; flat, so a long sum nests no deeper than a short one
+    named,      // an argument NAME = value (rtol=1e-8 in cg(...)): text is the name, name_where
+                // its place, args[0] the value
   };
   kind what = kind::name;
   std::string text;

@@ -147,7 +147,20 @@ private:
     if (peek().kind == token_kind::rparen) { take(); return; }
     while (true) {
       if (call.args.size() >= 64) throw dsl_error(peek().where, "too many arguments (more than 64)");
-      call.args.push_back(parse_expr(depth + 1));
+      if (peek().kind == token_kind::name && peek(1).kind == token_kind::equals) {
+        // A named argument, NAME = value (the Krylov solvers' options).
+        const source_range start = peek().where;
+        auto named = std::make_unique<node>();
+        named->what = node::kind::named;
+        named->text = peek().text;
+        named->name_where = take().where;
+        take();  // '='
+        named->args.push_back(parse_expr(depth + 1));
+        close(*named, start);
+        call.args.push_back(std::move(named));
+      } else {
+        call.args.push_back(parse_expr(depth + 1));
+      }
       const token& t = peek();
       if (t.kind == token_kind::comma) {
         take();

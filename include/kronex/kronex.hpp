@@ -13,4 +13,6 @@
 #include "compile.hpp"
 #include "operators/matrix_free.hpp"
 #include "operators/sparse_operator.hpp"
+#include "operators/bspline_assembly.hpp"
+#include "operators/jacobi.hpp"
 #include "krylov/solver.hpp"

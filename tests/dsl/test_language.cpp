@@ -457,3 +457,40 @@ BOOST_AUTO_TEST_CASE(a_deep_combination_is_released_without_recursion) {
   BOOST_TEST(last.expired());
   BOOST_TEST(leaf.use_count() == 1);
 }
+
+BOOST_AUTO_TEST_CASE(named_arguments_and_krylov_calls) {
+  // NAME = value inside a call's parentheses is a named argument node (newlines are blanks there).
+  const auto p = kronex::dsl::parse("cg(A, b,\n  rtol = 1e-3)");
+  const auto& call = *p.statements.at(0).value;
+  BOOST_TEST(call.args.size() == 3u);
+  BOOST_TEST((call.args[2]->what == kronex::dsl::node::kind::named));
+  BOOST_TEST(call.args[2]->text == "rtol");
+  BOOST_TEST((call.args[2]->args.at(0)->what == kronex::dsl::node::kind::number));
+  BOOST_TEST(call.args[2]->name_where.line == 2u);
+  BOOST_TEST(call.args[2]->name_where.column == 3u);
+  // Only the Krylov solvers take them; elsewhere the error is at the name.
+  check_error("mass(8, rtol=2)", 1, 9, 4, "named argument 'rtol=' is not taken here");
+  check_error("kron(mass(8, 3), x=2)", 1, 18, 1, "named argument 'x=' is not taken here");
+  check_error("kron(mass(8, 3)).solve(ones(), rtol=1)", 1, 32, 4, "named argument 'rtol=' is not taken here");
+  check_error("cg(kron(mass(8, 3)), ones(), rtol=)", 1, 35, 1, "expected an expression");
+  // The Krylov calls' own checks, on language operators (no file needed).
+  const std::string K = "kron(mass(8, 3))";
+  check_error("cg(" + K + ", ones(), maxiter=10, maxiter=5)", 1, 42, 7, "the option maxiter is given twice in cg");
+  check_error("minres(" + K + ", ones(), restrt=5)", 1, 34, 6, "unknown option 'restrt' of minres");
+  check_error("gmres(" + K + ", ones(), restrt=5)", 1, 33, 6, "(did you mean 'restart'?)");
+  check_error("cg(" + K + ", ones(), atol=" + "\"x\"" + ")", 1, 35, 3, "atol must be a finite number >= 0, got a string");
+  check_error("cg(" + K + ", ones(), " + K + ", " + K + ")", 1, 48, 16, "cg takes 2 or 3 arguments");
+  check_error("cg(" + K + ", ones(), kron(mass(9, 3)))", 1, 30, 16, "shape mismatch: the preconditioner");
+  check_error("cg(" + K + ", ones()).apply(ones())", 1, 1, 28, "'.apply' needs an operator");
+  check_error("x = cg(" + K + ", ones())\n" + K + ".solve(x)", 2, 24, 1, "a Krylov solve must be the last statement");
+  // A Krylov program: no stages, its operand, shape and type.
+  const auto e = evaluate("cg(" + K + ", random(3), " + K + ".inverse(), rtol=1e-9, check_every=2)");
+  BOOST_REQUIRE(e.krylov);
+  BOOST_TEST(e.stages.empty());
+  BOOST_TEST(e.runnable());
+  BOOST_TEST(e.shape == (kronex::shape_t{8}));
+  BOOST_TEST(e.krylov->options.rtol == 1e-9);
+  BOOST_TEST(e.krylov->options.check_every == 2u);
+  BOOST_TEST(!e.krylov->options.max_iterations);
+  BOOST_TEST(e.krylov->P.text == K + ".inverse()");
+}

@@ -753,6 +753,25 @@ BOOST_AUTO_TEST_CASE(sparse_operator_from_a_matrix_market_file) {
       [&] { kronex::sparse_operator<double>::read_matrix_market("/nonexistent/A.mtx", {2}); }, {"no such file"});
 }
 
+BOOST_AUTO_TEST_CASE(jacobi_is_the_inverse_diagonal) {
+  // Shape (2, 3): a diagonal entry listed twice (summed), off-diagonal entries ignored.
+  const kronex::shape_t shape{2, 3};
+  const entries<std::complex<double>> e = {{0, 0, {4.0, 0.0}}, {0, 5, {1.0, 1.0}}, {1, 1, {2.0, 2.0}},
+                                           {2, 2, {-0.5, 0.0}}, {3, 3, {1.0, 0.0}}, {3, 3, {1.0, 0.0}},
+                                           {4, 4, {8.0, 0.0}}, {5, 5, {0.25, 0.0}}, {5, 1, {3.0, 0.0}}};
+  const auto A = kronex::sparse_operator<std::complex<double>>::from_entries(shape, e);
+  const auto J = kronex::jacobi(A);
+  BOOST_TEST(J.shape() == shape);
+  BOOST_TEST(J.nnz() == 6u);
+  const auto x = kronex_test::random_tensor<std::complex<double>, 2>({2, 3});
+  const xt::xtensor<std::complex<double>, 2> y = J.apply(x);
+  const std::complex<double> d[] = {{4.0, 0.0}, {2.0, 2.0}, {-0.5, 0.0}, {2.0, 0.0}, {8.0, 0.0}, {0.25, 0.0}};
+  for (std::size_t i = 0; i < 6; ++i) BOOST_TEST(std::abs(y.flat(i) - x.flat(i) / d[i]) <= 1e-15 * std::abs(x.flat(i) / d[i]));
+  // A zero or missing diagonal entry names its row.
+  const auto Z = kronex::sparse_operator<double>::from_entries({3}, {{0, 0, 1.0}, {1, 0, 2.0}, {2, 2, 3.0}});
+  kronex_test::expect_error<kronex::invalid_operator>([&] { kronex::jacobi(Z); }, {"row 1", "zero"});
+}
+
 BOOST_AUTO_TEST_CASE(operator_and_solver_errors) {
   using kronex::sparse_operator;
   const kronex::shape_t shape{2, 2};

@@ -66,7 +66,12 @@ public:
   // the product of `shape`. file_error (with the line) for a malformed file, or one with complex
   // entries for a real T; dimension_mismatch naming the file's size and the shape's.
   static sparse_operator read_matrix_market(const std::string& path, shape_t shape) {
-    const io::matrix_market m = io::read_matrix_market(path);
+    return from_matrix_market(io::read_matrix_market(path), std::move(shape), path);
+  }
+
+  // The same from a file already read (io::read_matrix_market), `path` naming it in errors: for
+  // a caller that chooses T from the file's field.
+  static sparse_operator from_matrix_market(const io::matrix_market& m, shape_t shape, const std::string& path) {
     const std::size_t n = detail::product(shape);
     if (m.rows != n || m.cols != n)
       throw dimension_mismatch(detail::message("kronex::sparse_operator: \"", path, "\" holds a ", m.rows, " x ", m.cols,

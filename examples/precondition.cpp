@@ -1,0 +1,87 @@
+// kronex precondition: how well do Kronecker products and Kronecker sums precondition operators
+// that are not Kronecker products? The first numbers a preconditioner researcher wants.
+//
+// Two variable-coefficient operators on a 3D tensor-product B-spline space (clamped, degree p,
+// n splines per axis), assembled as sparse matrices (gallery::variable_mass, variable_helmholtz)
+// with the coefficient c(x, y, z) = 1 + 0.9 sin(2πx) sin(2πy) sin(2πz), which varies by 19x:
+//   mass:      ∫ c u v                        preconditioned by nothing, Jacobi, and the inverse
+//                                             of M ⊗ M ⊗ M (the constant-coefficient mass matrix);
+//   Helmholtz: ∫ c (∇u·∇v + σ u v), σ = 1     preconditioned by Jacobi and the inverse of the
+//                                             Kronecker sum K⊗M⊗M + M⊗K⊗M + M⊗M⊗K + σ M⊗M⊗M
+//                                             (fast diagonalisation).
+// Each is solved by CG to rtol = 1e-10 from x = 0 with a random right-hand side (fixed seed). The
+// program prints the iterations, the set-up time (compile_krylov: the preconditioner factored or
+// diagonalised, the workspace allocated), the solve time, and the true relative residual.
+//
+//   ./build/release/examples/precondition [n] [degree]      (defaults: 24 2)
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <kronex/kronex.hpp>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using tensor = xt::xtensor<double, 3>;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// One row of the table: compile the solver (timed), solve once (timed), print.
+template <class A, class... P>
+void run(const char* problem, const char* preconditioner, const A& op, const tensor& b, const P&... p) {
+  kronex::krylov_options<double> opt;
+  opt.rtol = 1e-10;
+  auto t0 = clock_type::now();
+  auto solver = kronex::compile_krylov(kronex::krylov_method::cg, op, p..., b, opt);
+  const double setup = seconds_since(t0);
+  tensor x = xt::zeros<double>(b.shape());
+  t0 = clock_type::now();
+  const kronex::krylov_result r = solver(b, x);
+  const double solve = seconds_since(t0);
+  std::printf("| %-9s | %-29s | %5zu | %-9s | %8.4f | %8.4f | %9.2e |\n", problem, preconditioner, r.iterations,
+              kronex::to_string(r.status), setup, solve, r.relative_residual);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const std::size_t n = argc > 1 ? std::size_t(std::atoi(argv[1])) : 24;
+  const std::size_t p = argc > 2 ? std::size_t(std::atoi(argv[2])) : 2;
+  const double sigma = 1.0, pi = std::acos(-1.0);
+  const kronex::shape_t shape{n, n, n};
+  const auto c = [pi](const double* x) {
+    return 1.0 + 0.9 * std::sin(2 * pi * x[0]) * std::sin(2 * pi * x[1]) * std::sin(2 * pi * x[2]);
+  };
+
+  auto t0 = clock_type::now();
+  const auto mass = kronex::gallery::variable_mass<double>(shape, p, c);
+  const auto helmholtz = kronex::gallery::variable_helmholtz<double>(shape, p, c, sigma);
+  const double assembly = seconds_since(t0);
+  const auto M = kronex::gallery::bspline_mass<double>(n, p);
+  const auto K = kronex::gallery::bspline_stiffness<double>(n, p);
+
+  tensor b = tensor::from_shape({n, n, n});
+  std::mt19937_64 gen(2026);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (auto& v : b) v = u(gen);
+
+  std::printf("kronex precondition: CG to rtol 1e-10 on a %zu^3 B-spline space of degree %zu (%zu unknowns, "
+              "%zu nonzeros per operator; assembled in %.2f s), host\n\n",
+              n, p, mass.size(), mass.nnz(), assembly);
+  std::printf("| problem   | preconditioner                | iter. | status    | set-up s | solve s  | true rel. residual |\n");
+  std::printf("|---|---|---:|---|---:|---:|---:|\n");
+  run("mass", "none", mass, b);
+  run("mass", "Jacobi", mass, b, kronex::jacobi(mass));
+  run("mass", "kron(M, M, M)^-1", mass, b, kronex::kron(M, M, M).inverse());
+  run("Helmholtz", "Jacobi", helmholtz, b, kronex::jacobi(helmholtz));
+  const auto L = kronex::kron(K, M, M) + kronex::kron(M, K, M) + kronex::kron(M, M, K) + sigma * kronex::kron(M, M, M);
+  run("Helmholtz", "Kronecker sum^-1 (fast diag.)", helmholtz, b, L.inverse());
+  return 0;
+}
