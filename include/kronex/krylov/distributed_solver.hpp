@@ -16,7 +16,8 @@
 //                         every rank): each apply gathers the whole x on every rank (one
 //                         MPI_Allgatherv, N values received per rank) and computes the rows of
 //                         the rank's block. Simple and correct, not scalable: O(N) memory and
-//                         communication per rank and apply.
+//                         communication per rank and apply. When no rank's rows refer to another
+//                         rank's block (a diagonal, kronex::jacobi), nothing is gathered.
 #include <array>
 #include <climits>
 #include <cstddef>
@@ -44,22 +45,21 @@ std::string format_grid(const std::array<int, D>& g) {
 }
 
 // A sparse_operator's product on distributed blocks: x gathered whole on every rank, then the
-// rows of this rank's block (their global C-order indices) computed from it.
+// rows of this rank's block (their global C-order indices) computed from it; or, when every
+// rank's rows only refer to its own block (the ranks agree on it when compiling), computed from
+// the block alone, with no communication.
 template <class T>
-class gathered_sparse_product {
+class distributed_sparse_product {
 public:
   template <std::size_t D>
-  gathered_sparse_product(const sparse_operator<T>& a, const distribution<D>& like)
-      : m_a(a), m_cart(like.cart()), m_whole(a.size()) {
+  distributed_sparse_product(const sparse_operator<T>& a, const distribution<D>& like)
+      : m_a(a), m_cart(like.cart()) {
     const MPI_Comm comm = like.comm();
     int size = 1;
     check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
     const block_layout layout = like.layout();
     const std::vector<int> grid(like.grid().begin(), like.grid().end());
     constexpr std::size_t parts = value_traits<T>::is_complex ? 2 : 1;  // reals per value
-    if (a.size() * parts > std::size_t(INT_MAX))
-      throw error(message("kronex: a sparse_operator on distributed tensors gathers x whole on every rank; ", a.size(),
-                          " values are more than one MPI_Allgatherv sends"));
     std::size_t at = 0;
     for (int r = 0; r < size; ++r) {
       std::vector<int> coords(D);
@@ -69,7 +69,6 @@ public:
       m_displs.push_back(int(at * parts));
       at += m_boxes.back().size();
     }
-    m_packed.resize(at);
     m_global_box.offset.assign(D, 0);
     m_global_box.extent = m_a.shape();
     // The global C-order index of each element of this rank's block: its rows.
@@ -80,9 +79,51 @@ public:
     std::vector<std::size_t> index(m_a.size());
     for (std::size_t i = 0; i < index.size(); ++i) index[i] = i;
     copy_box(mine, m_global_box, index.data(), mine, m_rows.data());
+    // Block-local when every column of this rank's rows is in its block, on every rank (the
+    // gather is collective: all ranks must choose alike).
+    m_local_index.assign(m_a.size(), npos);
+    for (std::size_t l = 0; l < m_rows.size(); ++l) m_local_index[m_rows[l]] = l;
+    int local = 1;
+    for (std::size_t l = 0; l < m_rows.size() && local; ++l)
+      for (std::size_t k = m_a.row_ptr()[m_rows[l]]; k < m_a.row_ptr()[m_rows[l] + 1]; ++k)
+        if (m_local_index[m_a.col_idx()[k]] == npos) local = 0;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &local, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    m_block_local = local == 1;
+    // The same N on every rank: every rank throws.
+    if (!m_block_local && a.size() * parts > std::size_t(INT_MAX))
+      throw error(message("kronex: a sparse_operator on distributed tensors gathers x whole on every rank; ", a.size(),
+                          " values are more than one MPI_Allgatherv sends"));
+    if (!m_block_local) {
+      m_packed.resize(at);
+      m_whole.resize(m_a.size());
+    }
   }
 
   void operator()(const T* x, T* y) {
+    if (m_block_local) return product(x, m_local_index.data(), y);
+    gather(x);
+    return product(m_whole.data(), nullptr, y);
+  }
+
+private:
+  static constexpr std::size_t npos = std::size_t(-1);
+
+  // y = this rank's rows times x: x indexed by global column, or through `at` (global column to
+  // position in x).
+  void product(const T* x, const std::size_t* at, T* y) const {
+    const std::size_t* rp = m_a.row_ptr().data();
+    const std::size_t* ci = m_a.col_idx().data();
+    const T* v = m_a.values().data();
+    for (std::size_t l = 0; l < m_rows.size(); ++l) {
+      const std::size_t i = m_rows[l];
+      T s{};
+      for (std::size_t k = rp[i]; k < rp[i + 1]; ++k) s += v[k] * x[at ? at[ci[k]] : ci[k]];
+      y[l] = s;
+    }
+  }
+
+  // m_whole = the whole x, from every rank's block.
+  void gather(const T* x) {
     using R = real_t<T>;
     const int rank_count = int(m_boxes.size());
     int me = 0;
@@ -96,25 +137,17 @@ public:
       const box& b = m_boxes[std::size_t(r)];
       copy_box(b, b, m_packed.data() + std::size_t(m_displs[std::size_t(r)]) / parts, m_global_box, m_whole.data());
     }
-    const std::size_t* rp = m_a.row_ptr().data();
-    const std::size_t* ci = m_a.col_idx().data();
-    const T* v = m_a.values().data();
-    for (std::size_t l = 0; l < m_rows.size(); ++l) {
-      const std::size_t i = m_rows[l];
-      T s{};
-      for (std::size_t k = rp[i]; k < rp[i + 1]; ++k) s += v[k] * m_whole[ci[k]];
-      y[l] = s;
-    }
   }
 
-private:
   sparse_operator<T> m_a;  // shares the arrays
   std::shared_ptr<cart_comm> m_cart;
   std::vector<box> m_boxes;  // every rank's block, by rank
   std::vector<int> m_counts, m_displs;
   box m_global_box;
-  std::vector<std::size_t> m_rows;
-  std::vector<T> m_packed, m_whole;
+  std::vector<std::size_t> m_rows;         // the global index of each block element
+  std::vector<std::size_t> m_local_index;  // a global index's position in the block, or npos
+  bool m_block_local = false;
+  std::vector<T> m_packed, m_whole;        // gathering only
 };
 
 // The operator (or preconditioner) as a linear map on this rank's blocks of tensors like `like`.
@@ -129,7 +162,7 @@ typename krylov::distributed_space<T>::map distributed_krylov_map(const O& o, co
     throw dimension_mismatch(message("kronex::", method, ": the ", role, "'s shape ", format_shape(own),
                                      " does not match the right-hand side's global shape ", format_shape(shape)));
   if constexpr (std::is_same_v<O, sparse_operator<T>>) {
-    auto product = std::make_shared<gathered_sparse_product<T>>(o, like);
+    auto product = std::make_shared<distributed_sparse_product<T>>(o, like);
     return [product](const T* x, T* y) { (*product)(x, y); };
   } else if constexpr (std::is_same_v<O, matrix_free<T>>) {
     // Collective, so that f throwing on some ranks only raises on every rank (one MPI_Allreduce
