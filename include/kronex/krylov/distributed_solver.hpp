@@ -22,6 +22,7 @@
 #include <climits>
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
