@@ -8,8 +8,8 @@
 //   slots          replicated: every rank holds every scalar and does the same slot arithmetic
 //                  on the same reduced values, so every rank takes the same branches (guards,
 //                  convergence checks) and stops at the same iteration. This relies on
-//                  MPI_Allreduce giving every rank the same result, as the MPI standard advises
-//                  implementations to do (Open MPI and MPICH do for MPI_SUM on MPI_DOUBLE).
+//                  MPI_Allreduce giving every rank the same result, as the MPI standard
+//                  specifies (one result, returned to every rank).
 //   read           local: a load from the replicated slots, no communication
 //
 // Communication per solve: one MPI_Allreduce per batched dots (reductions() counts them), plus
