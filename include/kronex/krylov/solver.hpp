@@ -9,7 +9,8 @@
 //
 // A is a sparse_operator<T>, a matrix_free<T> or any kronex expression kronex::compile takes (a
 // Kronecker product, a sum, a composition...); P the same (typically kron(...).inverse(), or the
-// inverse of a sum, solved by fast diagonalisation). Host operands (xt::xtensor) so far.
+// inverse of a sum, solved by fast diagonalisation). Host operands (xt::xtensor) here;
+// distributed_solver.hpp (included by kronex/mpi.hpp) adds kronex::distributed_tensor.
 //
 // Compile-time cost: an expression is compiled into its host plan and the plan erased behind a
 // std::function, so each method is instantiated once per value type, whatever the operators.
@@ -142,14 +143,64 @@ krylov::settings resolve_options(const krylov_options<R>& o, const char* method,
 
 } // namespace detail
 
+namespace detail {
+
+// What a compiled Krylov solve holds on every backend: the method, its settings, the operator
+// and the preconditioner as maps of the space, and the space (the workspace: the method's
+// vectors and scalars, and one vector for the final residual). krylov_solver (host) and
+// distributed_krylov_solver derive from it, adding the checks and the tensors of their backend.
+template <class Space>
+class krylov_solver_base {
+public:
+  using space_type = Space;
+  using map = typename Space::map;
+
+  krylov_solver_base(krylov_solver_base&&) noexcept = default;
+  krylov_solver_base& operator=(krylov_solver_base&&) noexcept = default;
+  krylov_solver_base(const krylov_solver_base&) = delete;
+  krylov_solver_base& operator=(const krylov_solver_base&) = delete;
+
+  const char* method() const noexcept { return m_method.name; }
+  bool preconditioned() const noexcept { return bool(m_P); }
+  // The batched reductions (calls of the space's dots) of the last solve: on distributed
+  // tensors, its MPI_Allreduce calls besides those of the operators.
+  std::size_t reductions() const noexcept { return m_reductions; }
+
+protected:
+  // make_space(vectors, slots) builds the space once the settings are known.
+  template <class MakeSpace>
+  krylov_solver_base(const krylov::method_entry<Space>& m, krylov::settings st, map A, map P, MakeSpace&& make_space)
+      : m_method(m),
+        m_settings(st),
+        m_A(std::move(A)),
+        m_P(std::move(P)),
+        m_space(make_space(m.vectors(st) + 1, m.slots(st))) {}
+
+  krylov_result run(const typename Space::value_type* b, typename Space::value_type* x) {
+    const std::size_t before = m_space.reductions();
+    krylov_result r = krylov::solve(m_space, m_method.run, m_A, m_P ? &m_P : nullptr, m_space.wrap(b), m_space.wrap(x),
+                                    m_space.vector(m_method.vectors(m_settings)), m_settings);
+    m_reductions = m_space.reductions() - before;
+    return r;
+  }
+
+  krylov::method_entry<Space> m_method;
+  krylov::settings m_settings;
+  map m_A, m_P;
+  Space m_space;
+  std::size_t m_reductions = 0;
+};
+
+} // namespace detail
+
 // A compiled Krylov solve for right-hand sides of one shape: the operator and the preconditioner
 // compiled, the workspace (vectors and scalars) allocated. solver(b, x) solves with x as the
 // initial guess; it allocates no vector (only the result's message and history, and a copy of b
-// when b is not an xt::xtensor<T, D> or is x itself). Move-only, like a device operator (it owns compiled plans with their
-// workspaces): compile one per thread.
+// when b is not an xt::xtensor<T, D> or is x itself). Move-only, like a device operator (it owns
+// compiled plans with their workspaces): compile one per thread.
 template <class T, std::size_t D>
-class krylov_solver {
-  using space = krylov::host_space<T>;
+class krylov_solver : public detail::krylov_solver_base<krylov::host_space<T>> {
+  using base = detail::krylov_solver_base<krylov::host_space<T>>;
 
 public:
   using value_type = T;
@@ -157,19 +208,9 @@ public:
   using tensor_type = xt::xtensor<T, D>;
 
   template <class A, class P, class Like, class R>
-  krylov_solver(const krylov::method_entry<space>& m, const A& a, const P* p, const Like& like,
+  krylov_solver(const krylov::method_entry<krylov::host_space<T>>& m, const A& a, const P* p, const Like& like,
                 const krylov_options<R>& opt)
-      : m_shape(detail::to_shape(like.shape())),
-        m_method(m),
-        m_settings(detail::resolve_options(opt, m.name, m.default_max_factor, detail::product(m_shape))),
-        m_A(detail::krylov_map<T>(a, like, m.name, "operator")),
-        m_space(detail::product(m_shape), m.vectors(m_settings) + 1, m.slots(m_settings)) {
-    if (p) m_P = detail::krylov_map<T>(*p, like, m.name, "preconditioner");
-  }
-  krylov_solver(krylov_solver&&) noexcept = default;
-  krylov_solver& operator=(krylov_solver&&) noexcept = default;
-  krylov_solver(const krylov_solver&) = delete;
-  krylov_solver& operator=(const krylov_solver&) = delete;
+      : krylov_solver(m, detail::to_shape(like.shape()), a, p, like, opt) {}
 
   // Solves A x = b from the initial guess in x; returns what happened (docs/krylov.md).
   template <class E>
@@ -180,75 +221,112 @@ public:
     detail::check_shape(detail::to_shape(e.shape()), m_shape, "right-hand side", detail::shape_source::compiled);
     detail::check_shape(detail::to_shape(x.shape()), m_shape, "solution x", detail::shape_source::compiled);
     if constexpr (std::is_same_v<E, tensor_type>) {
-      if (e.data() != x.data()) return run(e.data(), x.data());
+      if (e.data() != x.data()) return this->run(e.data(), x.data());
     }
     const tensor_type copy = e;
-    return run(copy.data(), x.data());
+    return this->run(copy.data(), x.data());
   }
 
   const shape_t& shape() const noexcept { return m_shape; }
-  const char* method() const noexcept { return m_method.name; }
-  bool preconditioned() const noexcept { return bool(m_P); }
 
-private:
-  krylov_result run(const T* b, T* x) {
-    return krylov::solve(m_space, m_method.run, m_A, m_P ? &m_P : nullptr, m_space.wrap(b), m_space.wrap(x),
-                         m_space.vector(m_method.vectors(m_settings)), m_settings);
+  // The one-shot functions' check: b and x of the same shape (both named).
+  template <class B>
+  static void check_operands(const char* method, const B& b, const tensor_type& x) {
+    static_assert(xt::is_xexpression<B>::value, "kronex: with a host x, b must be a host tensor expression");
+    const shape_t bs = detail::to_shape(b.shape()), xs = detail::to_shape(x.shape());
+    if (bs != xs)
+      throw dimension_mismatch(detail::message("kronex::", method, ": x has shape ", detail::format_shape(xs),
+                                               " but b has shape ", detail::format_shape(bs)));
   }
 
+private:
+  template <class A, class P, class Like, class R>
+  krylov_solver(const krylov::method_entry<krylov::host_space<T>>& m, shape_t shape, const A& a, const P* p,
+                const Like& like, const krylov_options<R>& opt)
+      : base(m, detail::resolve_options(opt, m.name, m.default_max_factor, detail::product(shape)),
+             detail::krylov_map<T>(a, like, m.name, "operator"),
+             p ? detail::krylov_map<T>(*p, like, m.name, "preconditioner") : typename base::map(),
+             [n = detail::product(shape)](std::size_t vectors, std::size_t slots) {
+               return krylov::host_space<T>(n, vectors, slots);
+             }),
+        m_shape(std::move(shape)) {}
+
   shape_t m_shape;
-  krylov::method_entry<space> m_method;
-  krylov::settings m_settings;
-  typename space::map m_A, m_P;
-  space m_space;
 };
 
 namespace detail {
 
-template <class Like>
-using krylov_solver_for = krylov_solver<typename Like::value_type, static_rank<Like>::value>;
+// The compiled solver for right-hand sides like X (`solver`), when X is a tensor a Krylov solve
+// takes (`value`): a host tensor of fixed rank here; distributed tensors in
+// krylov/distributed_solver.hpp (kronex/mpi.hpp).
+template <class X, class = void>
+struct krylov_target : std::false_type {};
+template <class X>
+struct krylov_target<X, std::enable_if_t<xt::is_xexpression<X>::value && (static_rank<X>::value > 0)>> : std::true_type {
+  using solver = krylov_solver<typename X::value_type, static_rank<X>::value>;
+};
+
+// x: the solver's own tensor type (x is written in place).
+template <class X, class = void>
+struct is_krylov_solution : std::false_type {};
+template <class X>
+struct is_krylov_solution<X, std::enable_if_t<krylov_target<X>::value>>
+    : std::is_same<X, typename krylov_target<X>::solver::tensor_type> {};
 
 template <class Like>
 constexpr void check_krylov_like() {
-  static_assert(xt::is_xexpression<Like>::value && static_rank<Like>::value > 0,
-                "kronex::compile_krylov: b_like must be a host tensor of fixed rank (an xt::xtensor<T, D>)");
+  static_assert(krylov_target<Like>::value,
+                "kronex::compile_krylov: b_like must be a host tensor of fixed rank (an xt::xtensor<T, D>) or, with "
+                "kronex/mpi.hpp, a kronex::distributed_tensor<T, D>");
 }
 
+template <class Like>
+using krylov_solver_for = typename krylov_target<Like>::solver;
+
+template <class Like>
+using krylov_space_for = typename krylov_solver_for<Like>::space_type;
+
 // kronex::cg, bicgstab, gmres, minres: one solve each, with or without a preconditioner and
-// options (function objects, so that each instantiates its own method only).
+// options (function objects, so that each instantiates its own method only). x picks the
+// backend (krylov_target); its solver checks b against x.
 template <class Method>
 struct krylov_function {
   const char* name;
 
-  template <class A, class E, class T, std::size_t D, class R, class = std::enable_if_t<is_krylov_operator<A>>>
-  krylov_result operator()(const A& a, const xt::xexpression<E>& b, xt::xtensor<T, D>& x, const krylov_options<R>& opt) const {
+  template <class A, class B, class X, class R, class = std::enable_if_t<is_krylov_operator<A> && is_krylov_solution<X>::value>>
+  krylov_result operator()(const A& a, const B& b, X& x, const krylov_options<R>& opt) const {
     return solve(a, static_cast<const A*>(nullptr), b, x, opt);
   }
-  template <class A, class E, class T, std::size_t D, class = std::enable_if_t<is_krylov_operator<A>>>
-  krylov_result operator()(const A& a, const xt::xexpression<E>& b, xt::xtensor<T, D>& x) const {
-    return solve(a, static_cast<const A*>(nullptr), b, x, krylov_options<real_t<T>>{});
+  template <class A, class B, class X, class = std::enable_if_t<is_krylov_operator<A> && is_krylov_solution<X>::value>>
+  krylov_result operator()(const A& a, const B& b, X& x) const {
+    return solve(a, static_cast<const A*>(nullptr), b, x, krylov_options<real_t<typename X::value_type>>{});
   }
-  template <class A, class E, class T, std::size_t D, class P, class R,
-            class = std::enable_if_t<is_krylov_operator<A> && is_krylov_operator<P>>>
-  krylov_result operator()(const A& a, const xt::xexpression<E>& b, xt::xtensor<T, D>& x, const P& p,
-                           const krylov_options<R>& opt) const {
+  template <class A, class B, class X, class P, class R,
+            class = std::enable_if_t<is_krylov_operator<A> && is_krylov_operator<P> && is_krylov_solution<X>::value>>
+  krylov_result operator()(const A& a, const B& b, X& x, const P& p, const krylov_options<R>& opt) const {
     return solve(a, &p, b, x, opt);
   }
-  template <class A, class E, class T, std::size_t D, class P,
-            class = std::enable_if_t<is_krylov_operator<A> && is_krylov_operator<P>>>
-  krylov_result operator()(const A& a, const xt::xexpression<E>& b, xt::xtensor<T, D>& x, const P& p) const {
-    return solve(a, &p, b, x, krylov_options<real_t<T>>{});
+  template <class A, class B, class X, class P,
+            class = std::enable_if_t<is_krylov_operator<A> && is_krylov_operator<P> && is_krylov_solution<X>::value>>
+  krylov_result operator()(const A& a, const B& b, X& x, const P& p) const {
+    return solve(a, &p, b, x, krylov_options<real_t<typename X::value_type>>{});
+  }
+
+  // Any other x (a device tensor, a const tensor, an xt::xarray): a readable error.
+  template <class A, class B, class X, class... Rest, class = std::enable_if_t<!is_krylov_solution<X>::value>>
+  krylov_result operator()(const A&, const B&, X&, const Rest&...) const {
+    static_assert(always_false<X>, "kronex: a Krylov solve's x must be a (non-const) xt::xtensor<T, D> or, with "
+                                   "kronex/mpi.hpp, a kronex::distributed_tensor<T, D>; device tensors are not "
+                                   "supported yet");
+    return {};
   }
 
 private:
-  template <class A, class P, class E, class T, std::size_t D, class R>
-  krylov_result solve(const A& a, const P* p, const xt::xexpression<E>& b, xt::xtensor<T, D>& x,
-                      const krylov_options<R>& opt) const {
-    const shape_t bs = to_shape(b.derived_cast().shape()), xs = to_shape(x.shape());
-    if (bs != xs)
-      throw dimension_mismatch(message("kronex::", name, ": x has shape ", format_shape(xs), " but b has shape ",
-                                       format_shape(bs)));
-    krylov_solver<T, D> s(krylov::entry_of<Method, krylov::host_space<T>>(name), a, p, x, opt);
+  template <class A, class P, class B, class X, class R>
+  krylov_result solve(const A& a, const P* p, const B& b, X& x, const krylov_options<R>& opt) const {
+    using solver = krylov_solver_for<X>;
+    solver::check_operands(name, b, x);
+    solver s(krylov::entry_of<Method, typename solver::space_type>(name), a, p, x, opt);
     return s(b, x);
   }
 };
@@ -266,7 +344,7 @@ template <class A, class P, class Like, class R,
 auto compile_krylov(krylov_method m, const A& a, const P& p, const Like& b_like, const krylov_options<R>& opt) {
   detail::check_krylov_like<Like>();
   using solver = detail::krylov_solver_for<Like>;
-  return solver(krylov::entry_for<krylov::host_space<typename Like::value_type>>(m), a, &p, b_like, opt);
+  return solver(krylov::entry_for<detail::krylov_space_for<Like>>(m), a, &p, b_like, opt);
 }
 template <class A, class P, class Like,
           class = std::enable_if_t<detail::is_krylov_operator<A> && detail::is_krylov_operator<P>>>
@@ -278,8 +356,7 @@ template <class A, class Like, class R, class = std::enable_if_t<detail::is_kryl
 auto compile_krylov(krylov_method m, const A& a, const Like& b_like, const krylov_options<R>& opt) {
   detail::check_krylov_like<Like>();
   using solver = detail::krylov_solver_for<Like>;
-  return solver(krylov::entry_for<krylov::host_space<typename Like::value_type>>(m), a, static_cast<const A*>(nullptr),
-                b_like, opt);
+  return solver(krylov::entry_for<detail::krylov_space_for<Like>>(m), a, static_cast<const A*>(nullptr), b_like, opt);
 }
 template <class A, class Like, class = std::enable_if_t<detail::is_krylov_operator<A> && !detail::is_krylov_operator<Like>>>
 auto compile_krylov(krylov_method m, const A& a, const Like& b_like) {
