@@ -9,18 +9,21 @@
 //   Helmholtz: ∫ c (∇u·∇v + σ u v), σ = 1     preconditioned by Jacobi and the inverse of the
 //                                             Kronecker sum K⊗M⊗M + M⊗K⊗M + M⊗M⊗K + σ M⊗M⊗M
 //                                             (fast diagonalisation).
-// Each is solved by CG to rtol = 1e-10 from x = 0 with a random right-hand side (fixed seed). The
-// program prints the iterations, the set-up time (compile_krylov: the preconditioner factored or
+// Each is solved by CG to rtol = 1e-10 from x = 0 with b = 1 (every entry one). The program
+// prints the iterations, the set-up time (compile_krylov: the preconditioner factored or
 // diagonalised, the workspace allocated), the solve time, and the true relative residual.
 //
-//   ./build/release/examples/precondition [n] [degree]      (defaults: 24 2)
+//   ./build/release/examples/precondition [n] [degree] [--write DIR]     (defaults: 24 2)
+//
+// --write DIR also writes the two operators as DIR/mass.mtx and DIR/helmholtz.mtx, for the same
+// experiment as kronex programs (examples/precondition/*.kx, run in DIR with --set n=N; degree 2).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
+#include <fstream>
+#include <stdexcept>
 #include <string>
-#include <vector>
 
 #include <kronex/kronex.hpp>
 
@@ -31,6 +34,17 @@ using tensor = xt::xtensor<double, 3>;
 
 double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// A as a Matrix Market coordinate file, with every digit a double needs.
+void write_matrix_market(const kronex::sparse_operator<double>& A, const std::string& path) {
+  std::ofstream out(path);
+  out.precision(17);
+  out << "%%MatrixMarket matrix coordinate real general\n" << A.size() << " " << A.size() << " " << A.nnz() << "\n";
+  for (std::size_t i = 0; i < A.size(); ++i)
+    for (std::size_t k = A.row_ptr()[i]; k < A.row_ptr()[i + 1]; ++k)
+      out << i + 1 << " " << A.col_idx()[k] + 1 << " " << A.values()[k] << "\n";
+  if (!out.flush()) throw std::runtime_error("precondition: cannot write " + path);
 }
 
 // One row of the table: compile the solver (timed), solve once (timed), print.
@@ -52,8 +66,14 @@ void run(const char* problem, const char* preconditioner, const A& op, const ten
 } // namespace
 
 int main(int argc, char** argv) {
-  const std::size_t n = argc > 1 ? std::size_t(std::atoi(argv[1])) : 24;
-  const std::size_t p = argc > 2 ? std::size_t(std::atoi(argv[2])) : 2;
+  std::size_t n = 24, p = 2, position = 0;
+  std::string write_dir;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--write" && i + 1 < argc) write_dir = argv[++i];
+    else if (position++ == 0) n = std::size_t(std::atoi(argv[i]));
+    else p = std::size_t(std::atoi(argv[i]));
+  }
   const double sigma = 1.0, pi = std::acos(-1.0);
   const kronex::shape_t shape{n, n, n};
   const auto c = [pi](const double* x) {
@@ -67,10 +87,11 @@ int main(int argc, char** argv) {
   const auto M = kronex::gallery::bspline_mass<double>(n, p);
   const auto K = kronex::gallery::bspline_stiffness<double>(n, p);
 
-  tensor b = tensor::from_shape({n, n, n});
-  std::mt19937_64 gen(2026);
-  std::uniform_real_distribution<double> u(-1, 1);
-  for (auto& v : b) v = u(gen);
+  if (!write_dir.empty()) {
+    write_matrix_market(mass, write_dir + "/mass.mtx");
+    write_matrix_market(helmholtz, write_dir + "/helmholtz.mtx");
+  }
+  const tensor b = xt::ones<double>({n, n, n});
 
   std::printf("kronex precondition: CG to rtol 1e-10 on a %zu^3 B-spline space of degree %zu (%zu unknowns, "
               "%zu nonzeros per operator; assembled in %.2f s), host\n\n",

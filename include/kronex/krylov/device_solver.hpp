@@ -13,6 +13,7 @@
 // Compiling makes the plans' uploads (plan().setup_transfers) and a sparse_operator's three.
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include "../backends/device/device_operator.hpp"
 #include "../backends/device/device_tensor.hpp"
@@ -21,54 +22,99 @@
 
 namespace kronex {
 
+namespace detail {
+
+// The operator (or preconditioner) as a map on device buffers of like's shape: a sparse_operator
+// or matrix_free as device_space says (flat_map), an expression compiled into its device plan by
+// krylov_map (kronex::compile with a device operand).
+template <class T, class O, class Like>
+typename krylov::device_space<T>::map device_krylov_map(const O& o, const Like& like, const char* method,
+                                                        const char* role) {
+  if constexpr (is_flat_operator<O>) {
+    static_assert(std::is_same_v<typename O::value_type, T>,
+                  "kronex: a Krylov solve's operator and preconditioner must have the value type of b and x");
+    const shape_t shape = to_shape(like.shape()), own = o.shape();
+    if (own != shape)
+      throw dimension_mismatch(message("kronex::", method, ": the ", role, "'s shape ", format_shape(own),
+                                       " does not match the right-hand side's shape ", format_shape(shape)));
+    return krylov::device_space<T>::flat_map(o);
+  } else {
+    return krylov_map<T>(o, like, method, role);
+  }
+}
+
+} // namespace detail
+
 // A compiled Krylov solve on device tensors of one shape: as krylov_solver, with the vectors and
 // the scalars in device memory. solver(b, x) allocates nothing on the device (a copy of b when b
 // is x itself) and makes only the reads' transfers. Move-only: compile one per thread.
 template <class T, std::size_t D>
-class device_krylov_solver : public detail::krylov_solver_core<krylov::device_space<T>, D> {
-  using core = detail::krylov_solver_core<krylov::device_space<T>, D>;
+class device_krylov_solver : public detail::krylov_solver_base<krylov::device_space<T>> {
+  using space = krylov::device_space<T>;
+  using base = detail::krylov_solver_base<space>;
 
 public:
+  using value_type = T;
+  static constexpr std::size_t rank = D;
   using tensor_type = device_tensor<T, D>;
 
   template <class A, class P, class Like, class R>
-  device_krylov_solver(const krylov::method_entry<typename core::space>& m, const A& a, const P* p, const Like& like,
+  device_krylov_solver(const krylov::method_entry<space>& m, const A& a, const P* p, const Like& like,
                        const krylov_options<R>& opt)
-      : core(m, a, p, like, opt) {}
+      : device_krylov_solver(m, detail::to_shape(like.shape()), a, p, like, opt) {}
 
   // Solves A x = b from the initial guess in x, both in device memory; b is not modified.
   krylov_result operator()(device_view<const T, D> b, device_view<T, D> x) {
-    detail::check_shape(detail::to_shape(b.shape()), this->m_shape, "right-hand side", detail::shape_source::compiled);
-    detail::check_shape(detail::to_shape(x.shape()), this->m_shape, "solution x", detail::shape_source::compiled);
+    detail::check_shape(detail::to_shape(b.shape()), m_shape, "right-hand side", detail::shape_source::compiled);
+    detail::check_shape(detail::to_shape(x.shape()), m_shape, "solution x", detail::shape_source::compiled);
     if (b.data() != x.data()) return this->run(b.data(), x.data());
     // b is x: the solve needs b unchanged while x moves, so b is copied on the device first.
     device_tensor<T, D> copy(b.shape());
     kronex::device::copy(copy.data(), b.data(), copy.size() * sizeof(T));
     return this->run(copy.data(), x.data());
   }
+
+  const shape_t& shape() const noexcept { return m_shape; }
+
+  // The one-shot functions' check: b in device memory too, of x's shape (both named).
+  template <class B, class X>
+  static void check_operands(const char* method, const B& b, const X& x) {
+    static_assert(std::is_convertible_v<const B&, device_view<const T, D>>,
+                  "kronex: a Krylov solve's b and x must be in the same memory: with a device x, b must be a "
+                  "kronex::device_tensor (or device_view) of the same value type and rank");
+    const shape_t bs = detail::to_shape(b.shape()), xs = detail::to_shape(x.shape());
+    if (bs != xs)
+      throw dimension_mismatch(detail::message("kronex::", method, ": x has shape ", detail::format_shape(xs),
+                                               " but b has shape ", detail::format_shape(bs)));
+  }
+
+private:
+  template <class A, class P, class Like, class R>
+  device_krylov_solver(const krylov::method_entry<space>& m, shape_t shape, const A& a, const P* p, const Like& like,
+                       const krylov_options<R>& opt)
+      : base(m, detail::resolve_options(opt, m.name, m.default_max_factor, detail::product(shape)),
+             detail::device_krylov_map<T>(a, like, m.name, "operator"),
+             p ? detail::device_krylov_map<T>(*p, like, m.name, "preconditioner") : typename base::map(),
+             [n = detail::product(shape)](std::size_t vectors, std::size_t slots) { return space(n, vectors, slots); }),
+        m_shape(std::move(shape)) {}
+
+  shape_t m_shape;
 };
 
 namespace detail {
 
 template <class T, std::size_t D>
-struct krylov_compiled<device_tensor<T, D>> {
-  using type = device_krylov_solver<T, D>;
-  using space = krylov::device_space<T>;
+struct krylov_target<device_tensor<T, D>> : std::true_type {
+  using solver = device_krylov_solver<T, D>;
 };
-// b_like may also be a view of device memory the application owns.
+// b_like may also be a view of device memory the application owns...
 template <class T, std::size_t D>
-struct krylov_compiled<device_view<T, D>> : krylov_compiled<device_tensor<std::remove_const_t<T>, D>> {};
-template <class T, std::size_t D>
-struct krylov_solution<device_tensor<T, D>> : std::true_type {
-  using compiled = krylov_compiled<device_tensor<T, D>>;
-  template <class B>
-  static constexpr bool takes = std::is_convertible_v<const B&, device_view<const T, D>>;
+struct krylov_target<device_view<T, D>> : std::true_type {
+  using solver = device_krylov_solver<std::remove_const_t<T>, D>;
 };
-// x may be a view of mutable device memory the application owns.
+// ... and so may x, when it is a view of mutable memory.
 template <class T, std::size_t D>
-struct krylov_solution<device_view<T, D>> : krylov_solution<device_tensor<T, D>> {};
-template <class T, std::size_t D>
-struct krylov_solution<device_view<const T, D>> : std::false_type {};
+struct is_krylov_solution_view<device_view<T, D>> : std::bool_constant<!std::is_const_v<T>> {};
 
 } // namespace detail
 

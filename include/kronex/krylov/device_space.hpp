@@ -118,6 +118,8 @@ public:
   }
 
   std::size_t size() const noexcept { return m_n; }
+  // Batches of inner products (dots calls) so far.
+  std::size_t reductions() const noexcept { return m_reductions; }
   vec vector(std::size_t i) noexcept { return {m_vectors.data() + i * m_n}; }
 
   // Vector operations: kernels that do nothing while a breakdown is flagged (apply: see above).
@@ -193,6 +195,7 @@ private:
 
   void dots(const dot_term* terms, std::size_t count) {
     flush();
+    ++m_reductions;
     constexpr std::size_t batch = kronex::detail::device::krylov_dot_batch;
     kronex::detail::device::krylov_dot_term<T> t[batch];
     for (std::size_t first = 0; first < count; first += batch) {
@@ -229,6 +232,7 @@ private:
   std::size_t m_flag;
   device_buffer<T> m_partials;  // the dot products' partial sums
   std::vector<args> m_pending;  // slot ops not yet run
+  std::size_t m_reductions = 0;
 };
 
 } // namespace kronex::krylov

@@ -2,12 +2,19 @@
 // The host's Krylov vector space (the concept is in space.hpp): vectors are C-order arrays in
 // host memory, the scalars a plain array, read() a load. Copying a host_space copies its
 // workspace (handles are taken from the space at each solve, never kept across solves).
+//
+// Sum completes a batch of inner products: dots() sums each term over the space's own values
+// into a buffer, then calls sum(buffer, terms) once before storing them in their slots. On the
+// host the sums are complete (local_sums does nothing); a distributed space is this space over
+// the rank's block with a Sum that adds the ranks' partial sums in one MPI_Allreduce
+// (distributed_space.hpp), so the vector operations and the slot arithmetic are this code.
 #include <cmath>
 #include <complex>
 #include <cstddef>
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "../core/value_traits.hpp"
@@ -15,7 +22,13 @@
 
 namespace kronex::krylov {
 
-template <class T>
+// The host's Sum: a batch of inner products over the whole vector is complete.
+struct local_sums {
+  template <class T>
+  void operator()(T*, std::size_t) noexcept {}
+};
+
+template <class T, class Sum = local_sums>
 class host_space : public space_handles<T> {
 public:
   using value_type = T;
@@ -25,15 +38,10 @@ public:
   using typename space_handles<T>::map;
   using typename space_handles<T>::dot_term;
 
-  host_space(std::size_t n, std::size_t vectors, std::size_t slots)
-      : m_n(n), m_vectors(vectors, std::vector<T>(n)), m_slots(slots, T(0)) {}
-
-  // A sparse_operator or a matrix_free as a map: its own product on host buffers (a copy of the
-  // operator, which shares a sparse_operator's arrays).
-  template <class O>
-  static map flat_map(const O& o) {
-    return [o](const T* x, T* y) { o.run(x, y); };
-  }
+  // A batch has at most `slots` terms (each writes a slot; GMRES's Gram-Schmidt pass writes
+  // distinct ones), so the batch buffer is allocated here, not per solve.
+  host_space(std::size_t n, std::size_t vectors, std::size_t slots, Sum sum = Sum())
+      : m_n(n), m_vectors(vectors, std::vector<T>(n)), m_slots(slots, T(0)), m_batch(slots), m_sum(std::move(sum)) {}
 
   std::size_t size() const noexcept { return m_n; }
   vec vector(std::size_t i) noexcept { return {m_vectors[i].data()}; }
@@ -66,13 +74,11 @@ public:
     for (std::size_t i = 0; i < m_n; ++i) y.data[i] *= s;
   }
 
-  void dots(std::initializer_list<dot_term> terms) {
-    for (const dot_term& t : terms) dot(t);
-  }
+  void dots(std::initializer_list<dot_term> terms) { batch(terms.begin(), terms.size()); }
   // The same for a run-time number of terms (GMRES's Gram-Schmidt).
-  void dots(const std::vector<dot_term>& terms) {
-    for (const dot_term& t : terms) dot(t);
-  }
+  void dots(const std::vector<dot_term>& terms) { batch(terms.data(), terms.size()); }
+  // Batches of inner products (dots calls) so far: a distributed space's MPI_Allreduce calls.
+  std::size_t reductions() const noexcept { return m_reductions; }
 
   // Slot arithmetic.
   void set(slot a, T v) { s(a) = v; }
@@ -131,15 +137,25 @@ public:
 private:
   T& s(slot a) { return m_slots[a.index]; }
 
-  void dot(const dot_term& t) {
-    T sum(0);
-    for (std::size_t i = 0; i < m_n; ++i) sum += detail::conj_if_complex(t.x.data[i]) * t.y.data[i];
-    m_slots[t.out.index] = sum;
+  void batch(const dot_term* terms, std::size_t count) {
+    if (count > m_batch.size()) m_batch.resize(count);  // more terms than slots: never by the methods
+    for (std::size_t k = 0; k < count; ++k) {
+      T sum(0);
+      const dot_term& t = terms[k];
+      for (std::size_t i = 0; i < m_n; ++i) sum += detail::conj_if_complex(t.x.data[i]) * t.y.data[i];
+      m_batch[k] = sum;
+    }
+    m_sum(m_batch.data(), count);
+    ++m_reductions;
+    for (std::size_t k = 0; k < count; ++k) m_slots[terms[k].out.index] = m_batch[k];
   }
 
   std::size_t m_n;
   std::vector<std::vector<T>> m_vectors;
   std::vector<T> m_slots;
+  std::vector<T> m_batch;  // a batch's sums, before Sum completes them
+  Sum m_sum;
+  std::size_t m_reductions = 0;
   std::optional<krylov_status> m_breakdown;
 };
 

@@ -9,9 +9,9 @@
 //
 // A is a sparse_operator<T>, a matrix_free<T> or any kronex expression kronex::compile takes (a
 // Kronecker product, a sum, a composition...); P the same (typically kron(...).inverse(), or the
-// inverse of a sum, solved by fast diagonalisation). Host operands (xt::xtensor) here; with
-// kronex/device.hpp, b and x may also be device_tensors (krylov/device_solver.hpp): the same
-// methods over a device_space.
+// inverse of a sum, solved by fast diagonalisation). Host operands (xt::xtensor) here;
+// distributed_solver.hpp (included by kronex/mpi.hpp) adds kronex::distributed_tensor, and
+// device_solver.hpp (included by kronex/device.hpp) kronex::device_tensor.
 //
 // Compile-time cost: an expression is compiled into its host plan and the plan erased behind a
 // std::function, so each method is instantiated once per value type, whatever the operators.
@@ -102,12 +102,10 @@ shape_t krylov_operator_shape(const O& o) {
   else return o.sizes();
 }
 
-// The operator (or preconditioner) as a linear map on C-order buffers of `like`'s shape in the
-// Space's memory: a sparse_operator or matrix_free as the Space says (Space::flat_map), an
-// expression compiled into the plan of like's backend.
-template <class Space, class O, class Like>
-typename Space::map krylov_map(const O& o, const Like& like, const char* method, const char* role) {
-  using T = typename Space::value_type;
+// The operator (or preconditioner) as a linear map on C-order buffers of `like`'s shape: a
+// sparse_operator or matrix_free shared or copied, an expression compiled into its host plan.
+template <class T, class O, class Like>
+typename krylov::host_space<T>::map krylov_map(const O& o, const Like& like, const char* method, const char* role) {
   static_assert(std::is_void_v<typename O::value_type> || std::is_same_v<typename O::value_type, T>,
                 "kronex: a Krylov solve's operator and preconditioner must have the value type of b and x");
   const shape_t shape = to_shape(like.shape()), own = krylov_operator_shape(o);
@@ -115,7 +113,7 @@ typename Space::map krylov_map(const O& o, const Like& like, const char* method,
     throw dimension_mismatch(message("kronex::", method, ": the ", role, "'s shape ", format_shape(own),
                                      " does not match the right-hand side's shape ", format_shape(shape)));
   if constexpr (is_flat_operator<O>) {
-    return Space::flat_map(o);
+    return [o](const T* x, T* y) { o.run(x, y); };
   } else {
     // Held by a shared_ptr (std::function copies its target; composite plans are move-only). The
     // solver owning it is move-only, so no two solvers share a plan's workspace.
@@ -148,50 +146,50 @@ krylov::settings resolve_options(const krylov_options<R>& o, const char* method,
 
 namespace detail {
 
-// What a compiled Krylov solve is, whatever the memory its vectors are in (Space: host_space or
-// device_space): the operator and the preconditioner compiled, the workspace allocated, and the
-// solve on raw pointers. krylov_solver (host) and device_krylov_solver add the tensor-level call.
-template <class Space, std::size_t D>
-class krylov_solver_core {
-protected:
-  using space = Space;
-  using T = typename Space::value_type;
-
+// What a compiled Krylov solve holds on every backend: the method, its settings, the operator
+// and the preconditioner as maps of the space, and the space (the workspace: the method's
+// vectors and scalars, and one vector for the final residual). krylov_solver (host) and
+// distributed_krylov_solver derive from it, adding the checks and the tensors of their backend.
+template <class Space>
+class krylov_solver_base {
 public:
-  using value_type = T;
-  static constexpr std::size_t rank = D;
+  using space_type = Space;
+  using map = typename Space::map;
 
-  const shape_t& shape() const noexcept { return m_shape; }
+  krylov_solver_base(krylov_solver_base&&) noexcept = default;
+  krylov_solver_base& operator=(krylov_solver_base&&) noexcept = default;
+  krylov_solver_base(const krylov_solver_base&) = delete;
+  krylov_solver_base& operator=(const krylov_solver_base&) = delete;
+
   const char* method() const noexcept { return m_method.name; }
   bool preconditioned() const noexcept { return bool(m_P); }
+  // The batched reductions (calls of the space's dots) of the last solve: on distributed
+  // tensors, its MPI_Allreduce calls besides those of the operators.
+  std::size_t reductions() const noexcept { return m_reductions; }
 
 protected:
-  template <class A, class P, class Like, class R>
-  krylov_solver_core(const krylov::method_entry<space>& m, const A& a, const P* p, const Like& like,
-                     const krylov_options<R>& opt)
-      : m_shape(to_shape(like.shape())),
-        m_method(m),
-        m_settings(resolve_options(opt, m.name, m.default_max_factor, product(m_shape))),
-        m_A(krylov_map<space>(a, like, m.name, "operator")),
-        m_space(product(m_shape), m.vectors(m_settings) + 1, m.slots(m_settings)) {
-    if (p) m_P = krylov_map<space>(*p, like, m.name, "preconditioner");
-  }
-  krylov_solver_core(krylov_solver_core&&) noexcept = default;
-  krylov_solver_core& operator=(krylov_solver_core&&) noexcept = default;
-  krylov_solver_core(const krylov_solver_core&) = delete;
-  krylov_solver_core& operator=(const krylov_solver_core&) = delete;
+  // make_space(vectors, slots) builds the space once the settings are known.
+  template <class MakeSpace>
+  krylov_solver_base(const krylov::method_entry<Space>& m, krylov::settings st, map A, map P, MakeSpace&& make_space)
+      : m_method(m),
+        m_settings(st),
+        m_A(std::move(A)),
+        m_P(std::move(P)),
+        m_space(make_space(m.vectors(st) + 1, m.slots(st))) {}
 
-  // The solve on C-order arrays of shape() in the space's memory (b and x distinct).
-  krylov_result run(const T* b, T* x) {
-    return krylov::solve(m_space, m_method.run, m_A, m_P ? &m_P : nullptr, m_space.wrap(b), m_space.wrap(x),
-                         m_space.vector(m_method.vectors(m_settings)), m_settings);
+  krylov_result run(const typename Space::value_type* b, typename Space::value_type* x) {
+    const std::size_t before = m_space.reductions();
+    krylov_result r = krylov::solve(m_space, m_method.run, m_A, m_P ? &m_P : nullptr, m_space.wrap(b), m_space.wrap(x),
+                                    m_space.vector(m_method.vectors(m_settings)), m_settings);
+    m_reductions = m_space.reductions() - before;
+    return r;
   }
 
-  shape_t m_shape;
-  krylov::method_entry<space> m_method;
+  krylov::method_entry<Space> m_method;
   krylov::settings m_settings;
-  typename space::map m_A, m_P;
-  space m_space;
+  map m_A, m_P;
+  Space m_space;
+  std::size_t m_reductions = 0;
 };
 
 } // namespace detail
@@ -199,19 +197,21 @@ protected:
 // A compiled Krylov solve for right-hand sides of one shape: the operator and the preconditioner
 // compiled, the workspace (vectors and scalars) allocated. solver(b, x) solves with x as the
 // initial guess; it allocates no vector (only the result's message and history, and a copy of b
-// when b is not an xt::xtensor<T, D> or is x itself). Move-only, like a device operator (it owns compiled plans with their
-// workspaces): compile one per thread.
+// when b is not an xt::xtensor<T, D> or is x itself). Move-only, like a device operator (it owns
+// compiled plans with their workspaces): compile one per thread.
 template <class T, std::size_t D>
-class krylov_solver : public detail::krylov_solver_core<krylov::host_space<T>, D> {
-  using core = detail::krylov_solver_core<krylov::host_space<T>, D>;
+class krylov_solver : public detail::krylov_solver_base<krylov::host_space<T>> {
+  using base = detail::krylov_solver_base<krylov::host_space<T>>;
 
 public:
+  using value_type = T;
+  static constexpr std::size_t rank = D;
   using tensor_type = xt::xtensor<T, D>;
 
   template <class A, class P, class Like, class R>
-  krylov_solver(const krylov::method_entry<typename core::space>& m, const A& a, const P* p, const Like& like,
+  krylov_solver(const krylov::method_entry<krylov::host_space<T>>& m, const A& a, const P* p, const Like& like,
                 const krylov_options<R>& opt)
-      : core(m, a, p, like, opt) {}
+      : krylov_solver(m, detail::to_shape(like.shape()), a, p, like, opt) {}
 
   // Solves A x = b from the initial guess in x; returns what happened (docs/krylov.md).
   template <class E>
@@ -219,80 +219,123 @@ public:
     static_assert(std::is_same_v<typename E::value_type, T>, "kronex: b's value type must match the solver's");
     static_assert(detail::rank_matches<E, D>, "kronex: b's rank must match the solver's");
     const E& e = b.derived_cast();
-    detail::check_shape(detail::to_shape(e.shape()), this->m_shape, "right-hand side", detail::shape_source::compiled);
-    detail::check_shape(detail::to_shape(x.shape()), this->m_shape, "solution x", detail::shape_source::compiled);
+    detail::check_shape(detail::to_shape(e.shape()), m_shape, "right-hand side", detail::shape_source::compiled);
+    detail::check_shape(detail::to_shape(x.shape()), m_shape, "solution x", detail::shape_source::compiled);
     if constexpr (std::is_same_v<E, tensor_type>) {
       if (e.data() != x.data()) return this->run(e.data(), x.data());
     }
     const tensor_type copy = e;
     return this->run(copy.data(), x.data());
   }
+
+  const shape_t& shape() const noexcept { return m_shape; }
+
+  // The one-shot functions' check: b and x of the same shape (both named).
+  template <class B>
+  static void check_operands(const char* method, const B& b, const tensor_type& x) {
+    static_assert(xt::is_xexpression<B>::value,
+                  "kronex: a Krylov solve's b and x must be in the same memory: with a host x, b must be a host "
+                  "tensor expression");
+    const shape_t bs = detail::to_shape(b.shape()), xs = detail::to_shape(x.shape());
+    if (bs != xs)
+      throw dimension_mismatch(detail::message("kronex::", method, ": x has shape ", detail::format_shape(xs),
+                                               " but b has shape ", detail::format_shape(bs)));
+  }
+
+private:
+  template <class A, class P, class Like, class R>
+  krylov_solver(const krylov::method_entry<krylov::host_space<T>>& m, shape_t shape, const A& a, const P* p,
+                const Like& like, const krylov_options<R>& opt)
+      : base(m, detail::resolve_options(opt, m.name, m.default_max_factor, detail::product(shape)),
+             detail::krylov_map<T>(a, like, m.name, "operator"),
+             p ? detail::krylov_map<T>(*p, like, m.name, "preconditioner") : typename base::map(),
+             [n = detail::product(shape)](std::size_t vectors, std::size_t slots) {
+               return krylov::host_space<T>(n, vectors, slots);
+             }),
+        m_shape(std::move(shape)) {}
+
+  shape_t m_shape;
 };
 
 namespace detail {
 
-// The compiled solve for right-hand sides like Like: a krylov_solver for host tensors (any
-// xtensor expression of fixed rank); kronex/device.hpp adds device_krylov_solver for device
-// tensors (krylov/device_solver.hpp).
-template <class Like, class = void>
-struct krylov_compiled {
-  static_assert(xt::is_xexpression<Like>::value && static_rank<Like>::value > 0,
-                "kronex::compile_krylov: b_like must be a host tensor of fixed rank (an xt::xtensor<T, D>) or, with "
-                "kronex/device.hpp, a kronex::device_tensor<T, D>");
-  using type = krylov_solver<typename Like::value_type, static_rank<Like>::value>;
-  using space = krylov::host_space<typename Like::value_type>;
-};
-
-// What x may be in kronex::cg(A, b, x...): an xt::xtensor<T, D>, or (kronex/device.hpp) a
-// device_tensor<T, D>; `compiled` is its solver.
+// The compiled solver for right-hand sides like X (`solver`), when X is a tensor a Krylov solve
+// takes (`value`): a host tensor of fixed rank here; distributed tensors in
+// krylov/distributed_solver.hpp (kronex/mpi.hpp).
+template <class X, class = void>
+struct krylov_target : std::false_type {};
 template <class X>
-struct krylov_solution : std::false_type {};
-template <class T, std::size_t D>
-struct krylov_solution<xt::xtensor<T, D>> : std::true_type {
-  using compiled = krylov_compiled<xt::xtensor<T, D>>;
-  template <class B>
-  static constexpr bool takes = xt::is_xexpression<B>::value;  // b: any host tensor expression
+struct krylov_target<X, std::enable_if_t<xt::is_xexpression<X>::value && (static_rank<X>::value > 0)>> : std::true_type {
+  using solver = krylov_solver<typename X::value_type, static_rank<X>::value>;
 };
 
+// A writable view that a backend's solver also takes as x (device_view, device_solver.hpp).
+template <class X>
+struct is_krylov_solution_view : std::false_type {};
+
+// x: the solver's own tensor type, or such a view (x is written in place).
+template <class X, class = void>
+struct is_krylov_solution : std::false_type {};
+template <class X>
+struct is_krylov_solution<X, std::enable_if_t<krylov_target<X>::value>>
+    : std::bool_constant<std::is_same_v<X, typename krylov_target<X>::solver::tensor_type> ||
+                         is_krylov_solution_view<X>::value> {};
+
+template <class Like>
+constexpr void check_krylov_like() {
+  static_assert(krylov_target<Like>::value,
+                "kronex::compile_krylov: b_like must be a host tensor of fixed rank (an xt::xtensor<T, D>) or, with "
+                "kronex/device.hpp, a kronex::device_tensor<T, D> or, with kronex/mpi.hpp, a "
+                "kronex::distributed_tensor<T, D>");
+}
+
+template <class Like>
+using krylov_solver_for = typename krylov_target<Like>::solver;
+
+template <class Like>
+using krylov_space_for = typename krylov_solver_for<Like>::space_type;
 
 // kronex::cg, bicgstab, gmres, minres: one solve each, with or without a preconditioner and
-// options (function objects, so that each instantiates its own method only).
+// options (function objects, so that each instantiates its own method only). x picks the
+// backend (krylov_target); its solver checks b against x.
 template <class Method>
 struct krylov_function {
   const char* name;
 
-  template <class A, class B, class X, class R, class = std::enable_if_t<is_krylov_operator<A> && krylov_solution<X>::value>>
+  template <class A, class B, class X, class R, class = std::enable_if_t<is_krylov_operator<A> && is_krylov_solution<X>::value>>
   krylov_result operator()(const A& a, const B& b, X& x, const krylov_options<R>& opt) const {
     return solve(a, static_cast<const A*>(nullptr), b, x, opt);
   }
-  template <class A, class B, class X, class = std::enable_if_t<is_krylov_operator<A> && krylov_solution<X>::value>>
+  template <class A, class B, class X, class = std::enable_if_t<is_krylov_operator<A> && is_krylov_solution<X>::value>>
   krylov_result operator()(const A& a, const B& b, X& x) const {
     return solve(a, static_cast<const A*>(nullptr), b, x, krylov_options<real_t<typename X::value_type>>{});
   }
   template <class A, class B, class X, class P, class R,
-            class = std::enable_if_t<is_krylov_operator<A> && is_krylov_operator<P> && krylov_solution<X>::value>>
+            class = std::enable_if_t<is_krylov_operator<A> && is_krylov_operator<P> && is_krylov_solution<X>::value>>
   krylov_result operator()(const A& a, const B& b, X& x, const P& p, const krylov_options<R>& opt) const {
     return solve(a, &p, b, x, opt);
   }
   template <class A, class B, class X, class P,
-            class = std::enable_if_t<is_krylov_operator<A> && is_krylov_operator<P> && krylov_solution<X>::value>>
+            class = std::enable_if_t<is_krylov_operator<A> && is_krylov_operator<P> && is_krylov_solution<X>::value>>
   krylov_result operator()(const A& a, const B& b, X& x, const P& p) const {
     return solve(a, &p, b, x, krylov_options<real_t<typename X::value_type>>{});
+  }
+
+  // Any other x (a device tensor, a const tensor, an xt::xarray): a readable error.
+  template <class A, class B, class X, class... Rest, class = std::enable_if_t<!is_krylov_solution<X>::value>>
+  krylov_result operator()(const A&, const B&, X&, const Rest&...) const {
+    static_assert(always_false<X>, "kronex: a Krylov solve's x must be a (non-const) xt::xtensor<T, D> or, with "
+                                   "kronex/device.hpp, a kronex::device_tensor<T, D> (or device_view<T, D>) or, "
+                                   "with kronex/mpi.hpp, a kronex::distributed_tensor<T, D>");
+    return {};
   }
 
 private:
   template <class A, class P, class B, class X, class R>
   krylov_result solve(const A& a, const P* p, const B& b, X& x, const krylov_options<R>& opt) const {
-    using compiled = typename krylov_solution<X>::compiled;
-    static_assert(krylov_solution<X>::template takes<B>,
-                  "kronex: a Krylov solve's b and x must be in the same memory: both host tensors (xtensor "
-                  "expressions, x an xt::xtensor<T, D>) or both device tensors (kronex::device_tensor<T, D>) of one "
-                  "value type and rank");
-    const shape_t bs = to_shape(b.shape()), xs = to_shape(x.shape());
-    if (bs != xs)
-      throw dimension_mismatch(message("kronex::", name, ": x has shape ", format_shape(xs), " but b has shape ",
-                                       format_shape(bs)));
-    typename compiled::type s(krylov::entry_of<Method, typename compiled::space>(name), a, p, x, opt);
+    using solver = krylov_solver_for<X>;
+    solver::check_operands(name, b, x);
+    solver s(krylov::entry_of<Method, typename solver::space_type>(name), a, p, x, opt);
     return s(b, x);
   }
 };
@@ -304,13 +347,13 @@ inline constexpr detail::krylov_function<krylov::bicgstab_method> bicgstab{"bicg
 inline constexpr detail::krylov_function<krylov::gmres_method> gmres{"gmres"};
 inline constexpr detail::krylov_function<krylov::minres_method> minres{"minres"};
 
-// The solver for right-hand sides shaped like b_like (an xt::xtensor<T, D>, or a
-// device_tensor<T, D> with kronex/device.hpp), with a preconditioner.
+// The solver for right-hand sides shaped like b_like (an xt::xtensor<T, D>), with a preconditioner.
 template <class A, class P, class Like, class R,
           class = std::enable_if_t<detail::is_krylov_operator<A> && detail::is_krylov_operator<P>>>
 auto compile_krylov(krylov_method m, const A& a, const P& p, const Like& b_like, const krylov_options<R>& opt) {
-  using compiled = detail::krylov_compiled<Like>;
-  return typename compiled::type(krylov::entry_for<typename compiled::space>(m), a, &p, b_like, opt);
+  detail::check_krylov_like<Like>();
+  using solver = detail::krylov_solver_for<Like>;
+  return solver(krylov::entry_for<detail::krylov_space_for<Like>>(m), a, &p, b_like, opt);
 }
 template <class A, class P, class Like,
           class = std::enable_if_t<detail::is_krylov_operator<A> && detail::is_krylov_operator<P>>>
@@ -320,9 +363,9 @@ auto compile_krylov(krylov_method m, const A& a, const P& p, const Like& b_like)
 // Without a preconditioner.
 template <class A, class Like, class R, class = std::enable_if_t<detail::is_krylov_operator<A>>>
 auto compile_krylov(krylov_method m, const A& a, const Like& b_like, const krylov_options<R>& opt) {
-  using compiled = detail::krylov_compiled<Like>;
-  return typename compiled::type(krylov::entry_for<typename compiled::space>(m), a, static_cast<const A*>(nullptr),
-                                 b_like, opt);
+  detail::check_krylov_like<Like>();
+  using solver = detail::krylov_solver_for<Like>;
+  return solver(krylov::entry_for<detail::krylov_space_for<Like>>(m), a, static_cast<const A*>(nullptr), b_like, opt);
 }
 template <class A, class Like, class = std::enable_if_t<detail::is_krylov_operator<A> && !detail::is_krylov_operator<Like>>>
 auto compile_krylov(krylov_method m, const A& a, const Like& b_like) {

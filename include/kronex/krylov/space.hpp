@@ -15,7 +15,6 @@
 //   map                       a linear map (the operator or the preconditioner) in this space
 //   vector(i)                 the i-th workspace vector, allocated when the space was made
 //   wrap(T*), wrap(const T*)  a handle to the caller's memory (b and x)
-//   flat_map(o)               (static) a sparse_operator or matrix_free as a map in this space
 //
 //   vector operations (no-ops while a breakdown is flagged, see `guard`):
 //   apply(A, x, y)            y = A x
@@ -70,8 +69,8 @@ struct slot {
 
 enum class guard_test { positive, nonnegative, nonzero };
 
-// The handles every space uses (host_space and device_space differ only in the memory the
-// pointers point to): a vector is a pointer to size() values, a map a function on such pointers.
+// The handles every space uses (host_space, distributed_space and device_space differ only in
+// the memory the pointers point to): a vector is a pointer to size() values, a map a function on such pointers.
 template <class T>
 struct space_handles {
   struct cvec {

@@ -100,13 +100,7 @@ struct distributed_composite_ops : block_kernels<Ranks>::type {
   }
 
 private:
-  void allreduce(T* v, std::size_t k) const {
-    using R = real_t<T>;
-    const int count = int(k * (value_traits<T>::is_complex ? 2 : 1));
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, reinterpret_cast<R*>(v), count, std::is_same_v<R, float> ? MPI_FLOAT : MPI_DOUBLE,
-                            MPI_SUM, m_comm->get()),
-              "MPI_Allreduce");
-  }
+  void allreduce(T* v, std::size_t k) const { allreduce_sum(v, k, m_comm->get()); }
 
   std::shared_ptr<cart_comm> m_comm;
   mutable Ranks m_ranks;               // what the leaves get; download and upload are not const

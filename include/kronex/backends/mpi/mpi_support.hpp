@@ -1,15 +1,18 @@
 #pragma once
 // MPI helpers for the distributed backend: checked calls, collective error handling and the
 // Cartesian communicator a distributed tensor lives on.
+#include <cstddef>
 #include <exception>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include <mpi.h>
 
 #include "../../core/error.hpp"
+#include "../../core/value_traits.hpp"
 
 namespace kronex::detail {
 
@@ -19,6 +22,17 @@ inline void check_mpi(int code, const char* call) {
   int len = 0;
   MPI_Error_string(code, text, &len);
   throw mpi_error(message("kronex: ", call, " failed: ", std::string(text, std::size_t(len)), " (", code, ")"));
+}
+
+// v[0..k) = the sum over comm's ranks of their v[0..k), in place: one MPI_Allreduce (a complex
+// value is two reals, summed as such).
+template <class T>
+void allreduce_sum(T* v, std::size_t k, MPI_Comm comm) {
+  using R = real_t<T>;
+  const int count = int(k * (value_traits<T>::is_complex ? 2 : 1));
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, reinterpret_cast<R*>(v), count, std::is_same_v<R, float> ? MPI_FLOAT : MPI_DOUBLE,
+                          MPI_SUM, comm),
+            "MPI_Allreduce");
 }
 
 // The first exception thrown on this rank by the work run through it, kept until the ranks
