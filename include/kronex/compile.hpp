@@ -83,6 +83,7 @@ namespace detail {
 template <class E, class Like>
 auto tree_with(const E& expr, const compile_options& options) {
   using T = typename target_value_type<E, Like>::type;
+  E::template check_rank<Like>();
   if constexpr (has_backend<Like>::value)
     static_assert(backend_traits<Like>::template has_tree_compile<T, E::rank, Like>(),
                   "kronex: operator sums, scalar multiples and compositions run on host, device and distributed "

@@ -114,6 +114,10 @@ separable_sum<T> analyse_separable(const operator_tree<T>& s) {
   const std::size_t terms = s.terms.size();
   for (std::size_t t = 0; t < terms; ++t) {
     const auto& term = s.terms[t];
+    if (term.what == K::flat)
+      throw not_separable(message("kronex: cannot solve ", s.text(), ": term ", t, " (", term.text(),
+                                  ") has no Kronecker structure; use a Krylov solver (kronex::cg, bicgstab, gmres, "
+                                  "minres), with this sum's Kronecker terms as a preconditioner"));
     if (term.what != K::kron || term.leaf.inverse)
       throw not_separable(message("kronex: cannot solve ", s.text(), ": term ", t, " (", term.text(),
                                   ") is not a Kronecker product of matrices; only sums of Kronecker products "

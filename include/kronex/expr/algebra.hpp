@@ -8,6 +8,7 @@
 // Coefficients are kept as std::complex<double> and converted to the value type when the
 // expression is described: a coefficient with an imaginary part on a real operator is an error
 // then.
+#include <algorithm>
 #include <array>
 #include <complex>
 #include <cstddef>
@@ -36,6 +37,20 @@ template <node_kind K, class... C>
 struct is_operator_expr_impl<composite_expr<K, C...>> : std::true_type {};
 template <class E>
 inline constexpr bool is_operator_expr = is_operator_expr_impl<std::decay_t<E>>::value;
+
+// Operators with no Kronecker structure (sparse_operator, matrix_free: operators/flat_operator.hpp
+// marks them with flat_operator_tag) take part in sums, scalar multiples and compositions as
+// leaves that are applied, never solved.
+template <class E, class = void>
+struct is_flat_operand_impl : std::false_type {};
+template <class E>
+struct is_flat_operand_impl<E, std::void_t<typename E::flat_operator_tag>> : std::true_type {};
+template <class E>
+inline constexpr bool is_flat_operand = is_flat_operand_impl<std::decay_t<E>>::value;
+
+// What +, -, unary -, scalar multiples and compositions take.
+template <class E>
+inline constexpr bool is_algebra_operand = is_operator_expr<E> || is_flat_operand<E>;
 
 template <class S>
 struct is_scalar_impl : std::is_arithmetic<S> {};
@@ -71,6 +86,12 @@ operator_tree<T> tree_of(const kron_expr<C...>& e) {
 template <class T, node_kind K, class... C>
 operator_tree<T> tree_of(const composite_expr<K, C...>& e) {
   return e.template describe<T>();
+}
+template <class T, class E, class = std::enable_if_t<is_flat_operand<E>>>
+operator_tree<T> tree_of(const E& e) {
+  static_assert(std::is_same_v<T, typename E::value_type>,
+                "kronex: a sparse_operator or matrix_free in an expression must have the operand's value type");
+  return operator_tree<T>::from_flat(e.action());
 }
 
 // How a composite is used: as is, inverted, pseudo-inverted; pseudo-inverting an inverse or
@@ -128,12 +149,14 @@ template <node_kind K, class... Children>
 class composite_expr {
   static constexpr std::size_t arity = sizeof...(Children);
   static_assert(arity >= 1 && arity <= 2);
-  using first = std::decay_t<std::tuple_element_t<0, std::tuple<Children...>>>;
 
 public:
-  static constexpr std::size_t rank = first::rank;
-  static_assert(((std::decay_t<Children>::rank == rank) && ...),
+  // The number of factors (the operand's rank); an operator with no Kronecker structure has
+  // rank 0 (any), and its shape is checked at run time.
+  static constexpr std::size_t rank = std::max({std::decay_t<Children>::rank...});
+  static_assert(((std::decay_t<Children>::rank == rank || std::decay_t<Children>::rank == 0) && ...),
                 "kronex: operators combined with +, - or * must have the same number of factors");
+
   using value_type = typename detail::common_value_type<typename std::decay_t<Children>::value_type...>::type;
   using coefficients = std::array<std::complex<double>, arity>;
 
@@ -153,13 +176,34 @@ public:
   auto pseudo_inverse(double rtol) && { return std::move(*this).with(m_op, m_inv.pseudo_inverted(rtol)); }
 
   template <class B>
-  auto solve(B&& b) const& { return make_result(inverse(), std::forward<B>(b)); }
+  auto solve(B&& b) const& {
+    check_rank<B>();
+    return make_result(inverse(), std::forward<B>(b));
+  }
   template <class B>
-  auto solve(B&& b) && { return make_result(std::move(*this).inverse(), std::forward<B>(b)); }
+  auto solve(B&& b) && {
+    check_rank<B>();
+    return make_result(std::move(*this).inverse(), std::forward<B>(b));
+  }
   template <class X>
-  auto apply(X&& x) const& { return make_result(with(m_op, m_inv), std::forward<X>(x)); }
+  auto apply(X&& x) const& {
+    check_rank<X>();
+    return make_result(with(m_op, m_inv), std::forward<X>(x));
+  }
   template <class X>
-  auto apply(X&& x) && { return make_result(std::move(*this), std::forward<X>(x)); }
+  auto apply(X&& x) && {
+    check_rank<X>();
+    return make_result(std::move(*this), std::forward<X>(x));
+  }
+
+  // An expression of sparse_operator or matrix_free operators alone (rank 0) can be combined
+  // further, but not evaluated.
+  template <class U = void>
+  static constexpr void check_rank() {
+    static_assert(rank > 0 || !std::is_same_v<U, U>,
+                  "kronex: an expression of sparse_operator or matrix_free operators alone has no tensor rank; "
+                  "combine it with a Kronecker expression, or use the operators' own apply() and a Krylov solver");
+  }
 
   // The normal-form tree in value type T.
   template <class T>
@@ -208,40 +252,40 @@ auto kron_expr<C...>::pseudo_inverse(double rtol) && {
                                                        std::move(*this));
 }
 
-template <class A, class B, class = std::enable_if_t<detail::is_operator_expr<A> && detail::is_operator_expr<B>>>
+template <class A, class B, class = std::enable_if_t<detail::is_algebra_operand<A> && detail::is_algebra_operand<B>>>
 auto operator+(A&& a, B&& b) {
   detail::check_same_sizes(a, b, "the sum");
   return composite_expr<node_kind::sum, detail::closure_t<A&&>, detail::closure_t<B&&>>(
       {1.0, 1.0}, op::none, detail::inversion{}, std::forward<A>(a), std::forward<B>(b));
 }
 
-template <class A, class B, class = std::enable_if_t<detail::is_operator_expr<A> && detail::is_operator_expr<B>>>
+template <class A, class B, class = std::enable_if_t<detail::is_algebra_operand<A> && detail::is_algebra_operand<B>>>
 auto operator-(A&& a, B&& b) {
   detail::check_same_sizes(a, b, "the difference");
   return composite_expr<node_kind::sum, detail::closure_t<A&&>, detail::closure_t<B&&>>(
       {1.0, -1.0}, op::none, detail::inversion{}, std::forward<A>(a), std::forward<B>(b));
 }
 
-template <class A, class = std::enable_if_t<detail::is_operator_expr<A>>>
+template <class A, class = std::enable_if_t<detail::is_algebra_operand<A>>>
 auto operator-(A&& a) {
   return composite_expr<node_kind::scaled, detail::closure_t<A&&>>({-1.0}, op::none, detail::inversion{},
                                                                     std::forward<A>(a));
 }
 
-template <class S, class A, class = std::enable_if_t<detail::is_scalar<S> && detail::is_operator_expr<A>>>
+template <class S, class A, class = std::enable_if_t<detail::is_scalar<S> && detail::is_algebra_operand<A>>>
 auto operator*(const S& s, A&& a) {
   return composite_expr<node_kind::scaled, detail::closure_t<A&&>>({detail::to_coefficient(s)}, op::none,
                                                                     detail::inversion{}, std::forward<A>(a));
 }
 
-template <class A, class S, class = std::enable_if_t<detail::is_scalar<S> && detail::is_operator_expr<A>>, class = void>
+template <class A, class S, class = std::enable_if_t<detail::is_scalar<S> && detail::is_algebra_operand<A>>, class = void>
 auto operator*(A&& a, const S& s) {
   return composite_expr<node_kind::scaled, detail::closure_t<A&&>>({detail::to_coefficient(s)}, op::none,
                                                                     detail::inversion{}, std::forward<A>(a));
 }
 
 // Composition: (A * B) x = A (B x).
-template <class A, class B, class = std::enable_if_t<detail::is_operator_expr<A> && detail::is_operator_expr<B>>,
+template <class A, class B, class = std::enable_if_t<detail::is_algebra_operand<A> && detail::is_algebra_operand<B>>,
           class = void, class = void>
 auto operator*(A&& a, B&& b) {
   detail::check_same_sizes(a, b, "the composition");

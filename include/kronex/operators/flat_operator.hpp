@@ -4,8 +4,13 @@
 // Kronecker structure to compile a plan from. So:
 //   apply(x)   runs at once and returns an xt::xtensor (there is no plan to make lazy);
 //   solve(b)   and inverse() do not compile: such an operator is solved with a Krylov method
-//              (kronex::cg, bicgstab, gmres, minres; docs/krylov.md).
+//              (kronex::cg, bicgstab, gmres, minres; docs/krylov.md);
+//   in expressions (A + kron(...), 0.5 * A, A * kron(...).inverse(), ...) it is a leaf that is
+//              applied: the expression's apply() works on host tensors, its solve() says to use a
+//              Krylov solver. Derived::action() gives what the leaf runs.
 #include <cstddef>
+#include <memory>
+#include <string>
 #include <type_traits>
 
 #include <xtensor/xtensor.hpp>
@@ -16,6 +21,7 @@
 #include "../core/value_traits.hpp"
 #include "../expr/lazy_result.hpp"
 #include "../plan/operator_desc.hpp"
+#include "../plan/operator_tree.hpp"
 
 namespace kronex::detail {
 
@@ -26,11 +32,16 @@ class flat_operator {
 
 public:
   using value_type = T;
+  using flat_operator_tag = void;
+  // Any tensor rank: the shape is checked at run time (in expressions, against the Kronecker
+  // factors' sizes).
+  static constexpr std::size_t rank = 0;
 
   // The tensor shape the operator acts on; it is an N x N matrix with N the product of the
   // extents, the tensor flattened in C order.
   const shape_t& shape() const noexcept { return m_shape; }
   std::size_t size() const noexcept { return m_size; }
+  shape_t sizes() const { return m_shape; }
 
   // y = A x, computed now. x: any xtensor expression of this shape (a view or another layout is
   // first copied into C order).

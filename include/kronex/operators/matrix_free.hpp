@@ -5,6 +5,7 @@
 // solve (docs/krylov.md); apply(x) calls it once. A Krylov solver keeps a copy of f: what f
 // refers to must outlive the solver.
 #include <functional>
+#include <memory>
 #include <utility>
 
 #include "flat_operator.hpp"
@@ -23,6 +24,18 @@ public:
 
   // y = A x on raw C-order buffers of size() values.
   void run(const T* x, T* y) const { m_f(x, y); }
+
+  // What the operator runs as a leaf of an expression: its action only (no transpose: an
+  // expression needing one is refused when compiled).
+  std::shared_ptr<const flat_action<T>> action() const {
+    auto a = std::make_shared<flat_action<T>>();
+    a->name = "matrix_free" + detail::format_shape(this->shape());
+    a->method = "matrix_free";
+    a->shape = this->shape();
+    a->apply = m_f;
+    a->bytes = 2.0 * double(this->size()) * double(sizeof(T));
+    return a;
+  }
 
 private:
   function_type m_f;

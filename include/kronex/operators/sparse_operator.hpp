@@ -87,6 +87,34 @@ public:
   const std::vector<std::size_t>& col_idx() const noexcept { return m_csr->col_idx; }
   const std::vector<T>& values() const noexcept { return m_csr->values; }
 
+  // What the operator runs as a leaf of an expression: A x, A^T x and A^H x from the shared CSR
+  // arrays (the transposes by scattering rows, with no transposed copy).
+  std::shared_ptr<const flat_action<T>> action() const {
+    auto a = std::make_shared<flat_action<T>>();
+    a->name = "sparse_operator" + detail::format_shape(this->shape());
+    a->method = "csr_spmv";
+    a->shape = this->shape();
+    const auto csr_data = m_csr;
+    const std::size_t n = this->size();
+    a->apply = [op = *this](const T* x, T* y) { op.run(x, y); };
+    const auto scatter = [csr_data, n](bool conjugate) {
+      return [csr_data, n, conjugate](const T* x, T* y) {
+        for (std::size_t i = 0; i < n; ++i) y[i] = T(0);
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t k = csr_data->row_ptr[i]; k < csr_data->row_ptr[i + 1]; ++k) {
+            const T v = csr_data->values[k];
+            y[csr_data->col_idx[k]] += (conjugate ? detail::conj_if_complex(v) : v) * x[i];
+          }
+      };
+    };
+    a->apply_transposed = scatter(false);
+    a->apply_adjoint = scatter(true);
+    const double nnz = double(csr_data->values.size());
+    a->flops = nnz * (value_traits<T>::is_complex ? 8.0 : 2.0);
+    a->bytes = nnz * double(sizeof(T) + sizeof(std::size_t)) + 2.0 * double(n) * double(sizeof(T));
+    return a;
+  }
+
   // y = A x on raw C-order buffers of size() values; x and y must not overlap.
   void run(const T* x, T* y) const {
     const std::size_t* rp = m_csr->row_ptr.data();

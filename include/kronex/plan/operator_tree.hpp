@@ -8,10 +8,14 @@
 //   - inverses sit on leaves ((A B)^{-1} = B^{-1} A^{-1}, (c A)^{-1} = A^{-1} / c) or on a sum
 //     (inverse_sum: solved by fast diagonalisation, or its pseudo-inverse with rtol >= 0);
 //   - sums and products are flat: no sum directly inside a sum, no product inside a product.
+// Operators with no Kronecker structure (sparse_operator, matrix_free) are leaves too
+// (kind::flat), known only by their action: they are applied, never solved.
 #include <algorithm>
 #include <complex>
+#include <functional>
 #include <locale>
 #include <cstddef>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -41,6 +45,19 @@ std::string format_coefficient(const V& v) {
 }
 } // namespace detail
 
+// An operator known only by its action y = op(A) x on C-order host buffers (x and y distinct): a
+// sparse_operator or a matrix_free in an expression. Shared, immutable, between trees.
+template <class T>
+struct flat_action {
+  std::string name;    // as plans print it: "sparse_operator(7,6,8)"
+  std::string method;  // the plan step's method: "csr_spmv", "matrix_free"
+  shape_t shape;
+  std::function<void(const T*, T*)> apply;
+  // A^T x and A^H x; empty when the operator cannot give them (a matrix_free).
+  std::function<void(const T*, T*)> apply_transposed, apply_adjoint;
+  double flops = 0, bytes = 0;  // of one apply, for the plan's costs
+};
+
 template <class T>
 struct operator_tree {
   using value_type = T;
@@ -49,12 +66,15 @@ struct operator_tree {
     sum,          // coef * sum of `terms` (each with its own coef)
     product,      // coef * terms[0] * terms[1] * ... (applied last to first)
     inverse_sum,  // coef * (sum of `terms`)^{-1}, or its pseudo-inverse when rtol >= 0
+    flat,         // coef * op(an operator known by its action): `flat`, `flat_op`
   };
   kind what = kind::kron;
   T coef = T(1);
   operator_desc<T> leaf;                 // kind::kron
   std::vector<operator_tree> terms;      // the other kinds
   double rtol = -1;                      // inverse_sum: the pseudo-inverse's relative tolerance
+  std::shared_ptr<const flat_action<T>> flat;  // kind::flat
+  op flat_op = op::none;                       // kind::flat: as is, transposed, adjoint, conjugated
   compile_options options;               // set on the root by compile(expr, like, options)
 
   static operator_tree from_leaf(operator_desc<T> d) {
@@ -66,7 +86,16 @@ struct operator_tree {
   // True for a plain Kronecker product with coefficient 1: what the single-product plans run.
   bool is_plain_kron() const { return what == kind::kron && coef == T(1); }
 
-  shape_t sizes() const { return what == kind::kron ? leaf.sizes() : terms.front().sizes(); }
+  shape_t sizes() const {
+    return what == kind::kron ? leaf.sizes() : what == kind::flat ? flat->shape : terms.front().sizes();
+  }
+
+  static operator_tree from_flat(std::shared_ptr<const flat_action<T>> f) {
+    operator_tree t;
+    t.what = kind::flat;
+    t.flat = std::move(f);
+    return t;
+  }
 
   // The expression as printed in plans: "kron(f0,f1)+0.5*kron(f2,f3)", "inverse(...)",
   // "pseudo_inverse(..., rtol=1e-10)"; factors numbered across the whole tree.
@@ -82,6 +111,12 @@ private:
       case kind::kron:
         body = leaf.text(next);
         next += leaf.factors.size();
+        break;
+      case kind::flat:
+        body = flat->name;
+        if (flat_op == op::transpose) body += "^T";
+        if (flat_op == op::adjoint) body += "^H";
+        if (flat_op == op::conjugate) body = "conj(" + body + ")";
         break;
       case kind::sum:
       case kind::inverse_sum:
@@ -126,6 +161,10 @@ void apply_op(operator_tree<T>& t, op o) {
     t.leaf.trans = compose_ops(o, t.leaf.trans);
     return;
   }
+  if (t.what == K::flat) {
+    t.flat_op = compose_ops(o, t.flat_op);
+    return;
+  }
   if (t.what == K::product && is_transposed(o)) std::reverse(t.terms.begin(), t.terms.end());
   for (auto& c : t.terms) apply_op(c, o);
 }
@@ -135,7 +174,7 @@ void apply_op(operator_tree<T>& t, op o) {
 template <class T>
 void flatten(operator_tree<T>& t) {
   using K = typename operator_tree<T>::kind;
-  if (t.what == K::kron) return;
+  if (t.what == K::kron || t.what == K::flat) return;
   std::vector<operator_tree<T>> out;
   for (auto& c : t.terms) {
     const bool lift = (t.what == K::product && c.what == K::product) ||
@@ -154,6 +193,35 @@ void flatten(operator_tree<T>& t) {
 }
 
 // inverse(tree).
+// The action a kind::flat leaf runs: op(A) as the flat_action gives it (a conjugated A through
+// A itself, conj(A x) = conj(A) conj(x), with a scratch buffer). Throws when the action has no
+// transpose (a matrix_free operator gives only its own action).
+template <class T>
+std::function<void(const T*, T*)> flat_function(const operator_tree<T>& t) {
+  const flat_action<T>& f = *t.flat;
+  const bool real = !value_traits<T>::is_complex;
+  const op o = real && t.flat_op == op::adjoint ? op::transpose : real && t.flat_op == op::conjugate ? op::none : t.flat_op;
+  const auto& g = o == op::transpose ? f.apply_transposed : o == op::adjoint ? f.apply_adjoint : f.apply;
+  if (!g)
+    throw invalid_operator(message("kronex: ", t.text(), ": ", f.name, " gives only its own action y = A x, not ",
+                                   o == op::transpose ? "its transpose" : "its adjoint"));
+  if (o != op::conjugate) return g;
+  const std::size_t n = product(f.shape);
+  auto scratch = std::make_shared<std::vector<T>>(n);
+  return [g, n, scratch](const T* x, T* y) {
+    for (std::size_t i = 0; i < n; ++i) (*scratch)[i] = conj_if_complex(x[i]);
+    g(scratch->data(), y);
+    for (std::size_t i = 0; i < n; ++i) y[i] = conj_if_complex(y[i]);
+  };
+}
+
+// The inverse of an operator with no Kronecker structure, or of a sum or composition holding one.
+template <class T>
+[[noreturn]] void throw_no_direct_solve(const operator_tree<T>& t) {
+  throw not_separable(message("kronex: ", t.text(), " has no direct solve (a sparse_operator or matrix_free has no "
+                              "Kronecker structure): use a Krylov solver (kronex::cg, bicgstab, gmres, minres)"));
+}
+
 template <class T>
 void invert(operator_tree<T>& t) {
   using K = typename operator_tree<T>::kind;
@@ -162,6 +230,7 @@ void invert(operator_tree<T>& t) {
       t.leaf.inverse = !t.leaf.inverse;
       t.coef = T(1) / t.coef;
       return;
+    case K::flat: throw_no_direct_solve(t);
     case K::sum:
       if (t.terms.size() == 1) {  // a scalar multiple: (c A)^{-1} = A^{-1} / c
         operator_tree<T> only = std::move(t.terms.front());

@@ -94,7 +94,7 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
          << detail::format_layout(b.view, b.view_strides);
     } else {
       const bool acts_on_mode = k != step_kind::copy && k != step_kind::combine && k != step_kind::project &&
-                                !std::holds_alternative<eigen_scale_step>(st);
+                                !std::holds_alternative<eigen_scale_step>(st) && !std::holds_alternative<flat_step>(st);
       if (acts_on_mode)
         os << "  mode " << b.mode << "  " << (b.factor_name.empty() ? "f" + std::to_string(b.factor) : b.factor_name)
            << ' ' << trans_letter(b.trans);

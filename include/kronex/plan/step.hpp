@@ -140,8 +140,15 @@ struct project_step : step_base {
   double transfer_bytes = 0;
 };
 
+// Operator expressions: an operator with no Kronecker structure (a sparse_operator: its CSR
+// product; a matrix_free: the application's function), applied to the whole tensor.
+struct flat_step : step_base {
+  std::string method;       // "csr_spmv", "matrix_free"
+  std::string name;         // the operator, e.g. "sparse_operator(7,6,8)^T"
+};
+
 using step = std::variant<copy_step, scale_step, lu_subst_step, matvec_step, function_step, gemm_step, staged_step,
-                          exchange_step, combine_step, eigen_scale_step, project_step>;
+                          exchange_step, combine_step, eigen_scale_step, project_step, flat_step>;
 
 // std::visit with a set of lambdas: visit(overloaded{[](const a&) {...}, [](const b&) {...}}, v).
 template <class... F>
@@ -172,7 +179,8 @@ inline step_kind kind_of(const step& s) {
                                [](const exchange_step&) { return step_kind::exchange; },
                                [](const combine_step&) { return step_kind::combine; },
                                [](const eigen_scale_step&) { return step_kind::scale; },
-                               [](const project_step&) { return step_kind::project; }},
+                               [](const project_step&) { return step_kind::project; },
+                               [](const flat_step&) { return step_kind::apply; }},
                     s);
 }
 
@@ -214,7 +222,8 @@ inline std::string step_method(const step& s) {
                  [](const project_step& p) -> std::string {
                    return std::string(p.eigenbasis ? "rank_one_projection (eigenbasis)" : "rank_one_projection") +
                           " k=" + std::to_string(p.rank);
-                 }},
+                 },
+                 [](const flat_step& f) -> std::string { return f.method + " " + f.name; }},
       s);
   const long phase = step_info(s).phase;
   return phase >= 0 && kind_of(s) != step_kind::exchange ? m + " (phase " + std::to_string(phase) + ")" : m;

@@ -36,6 +36,7 @@
 // entries only to test separability; instantiation solves the eigenproblems, compiles the
 // leaves and allocates the buffers; run() allocates nothing.
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +65,12 @@ struct has_fd_transforms<Ops, T,
                          std::void_t<decltype(std::declval<const Ops&>().make_fd_transforms(
                              std::declval<const operator_desc<T>&>(), std::declval<const operator_desc<T>&>(), true))>>
     : std::true_type {};
+
+// Whether a backend's composite plans run operators with no Kronecker structure (kind::flat: a
+// sparse_operator or matrix_free, whose action works on host memory of the whole tensor). Only
+// the host's hooks do (host_composite.hpp); elsewhere compiling such an expression is an error.
+template <class Ops>
+struct runs_flat_operators : std::false_type {};
 
 template <class T, class Ops>
 class composite_plan {
@@ -129,6 +136,7 @@ private:
     std::vector<std::unique_ptr<node>> terms;
     std::unique_ptr<fd_node> fd;
     typename Ops::buffer acc, tmp;
+    std::function<void(const T*, T*)> flat;  // kind::flat: op(A), out of place (tmp when in place)
   };
 
   static plan_description header(const tree& t, const Ops& ops) {
@@ -261,6 +269,27 @@ private:
       case kind::inverse_sum: {
         auto fd = build_fd(t, o, ops, inst, next, part, desc);
         if (n) n->fd = std::move(fd);
+        break;
+      }
+      case kind::flat: {
+        if constexpr (!runs_flat_operators<Ops>::value) {
+          throw backend_unavailable(message("kronex: ", t.text(), " (an operator with no Kronecker structure) runs on "
+                                            "host tensors only, not on the ", ops.name(), " backend"));
+        } else {
+          auto f = flat_function(t);  // a transpose the operator cannot give is refused here
+          flat_step s = whole_step<flat_step>(shape, t.flat->flops, 0, part);
+          s.bytes = t.flat->bytes;
+          s.trans = t.flat_op;
+          s.method = t.flat->method;
+          s.name = t.text();
+          desc.steps.push_back(s);
+          desc.workspace_bytes += N * sizeof(T);
+          if (n) {
+            n->flat = std::move(f);
+            n->tmp = ops.allocate();
+          }
+          if (t.coef != T(1)) desc.steps.push_back(combine(shape, t.coef, false, part));
+        }
         break;
       }
     }
@@ -411,6 +440,15 @@ private:
     switch (n.what) {
       case kind::kron:
         n.leaf->run(b, x);
+        if (with_coef && n.coef != T(1)) m_ops.scale(n.coef, x);
+        return;
+      case kind::flat:
+        if (x == b) {  // the action is out of place
+          n.flat(b, m_ops.data(n.tmp));
+          m_ops.copy(m_ops.data(n.tmp), x);
+        } else {
+          n.flat(b, x);
+        }
         if (with_coef && n.coef != T(1)) m_ops.scale(n.coef, x);
         return;
       case kind::sum: {

@@ -137,4 +137,8 @@ private:
 template <class T>
 using host_composite_plan = composite_plan<T, host_composite_ops<T>>;
 
+// Host tensors are in host memory, whole: a sparse_operator's or matrix_free's action runs on them.
+template <class T>
+struct runs_flat_operators<host_composite_ops<T>> : std::true_type {};
+
 } // namespace kronex::detail

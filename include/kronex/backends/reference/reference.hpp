@@ -4,6 +4,7 @@
 // solves with dense LU (xt::linalg::solve) or multiplies. O(N^2) memory and O(N^3) work in the
 // total size N: small tensors only. It shares nothing with the host kernels but factor_view.
 #include <cstddef>
+#include <vector>
 
 #include <xtensor-blas/xlinalg.hpp>
 #include <xtensor/xadapt.hpp>
@@ -77,6 +78,19 @@ xt::xtensor<T, 2> dense_operator(const operator_tree<T>& t) {
         else a = xt::linalg::dot(a, f);
       }
       break;
+    case K::flat: {  // column j = op(A) e_j
+      const std::size_t n = detail::product(t.flat->shape);
+      a = xt::zeros<T>({n, n});
+      std::vector<T> e(n, T(0)), col(n);
+      const auto f = detail::flat_function(t);
+      for (std::size_t j = 0; j < n; ++j) {
+        e[j] = T(1);
+        f(e.data(), col.data());
+        e[j] = T(0);
+        for (std::size_t i = 0; i < n; ++i) a(i, j) = col[i];
+      }
+      break;
+    }
   }
   return xt::xtensor<T, 2>(a * t.coef);
 }
