@@ -125,3 +125,13 @@ BOOST_AUTO_TEST_CASE(pseudo_inverse_on_the_device) {
 }
 
 } // namespace
+
+// A sparse_operator inside an expression is a host leaf (its action reads host memory): on
+// device tensors the compile refuses it, naming it, instead of running it on device pointers.
+BOOST_AUTO_TEST_CASE(sparse_operators_in_expressions_are_refused_on_the_device) {
+  const auto M = gallery::bspline_mass<double>(4, 1);
+  const auto S = gallery::variable_mass<double>({4, 4, 4}, 1, [](const double*) { return 2.0; });
+  const kronex::device_tensor<double, 3> bd(random_tensor<double, 3>({4, 4, 4}));
+  kronex_test::expect_error<kronex::backend_unavailable>([&] { auto op = kronex::compile(S + kronex::kron(M, M, M), bd); },
+                                                         {"sparse_operator(4,4,4)", "host tensors only", "device"});
+}
