@@ -174,13 +174,10 @@ BOOST_AUTO_TEST_CASE(reductions_over_several_values_per_partition) {
 
 template <class T>
 void check_value_type(double rtol, double same, double tol) {
-  using W = kronex_test::wide_t<T>;
   const problem2d<T> pb;
   const auto A = kronex::sparse_operator<T>::from_entries({pb.n0, pb.n1}, pb.e);
   const auto b = kronex_test::random_tensor<T, 2>({pb.n0, pb.n1});
-  entries<W> wide;
-  for (const auto& x : pb.e) wide.push_back({x.row, x.col, W(x.value)});
-  const auto ref = dense_solve(dense_of(pb.N, wide), kronex_test::widen(b));
+  const auto ref = pb.wide_reference(b);
   const auto P_kron = kronex::kron(pb.T0, pb.T1).inverse();
   const auto opt = options<T>(rtol);
   for (krylov_method m : methods) {

@@ -143,6 +143,15 @@ struct problem2d {
   }
   static mat<T> eye(std::size_t n) { return xt::eye<T>(n); }
 
+  // The solution of A x = b by a dense solve in the wider type (the oracle for float and
+  // complex<float> solves).
+  auto wide_reference(const xt::xtensor<T, 2>& b) const {
+    using W = kronex_test::wide_t<T>;
+    entries<W> wide;
+    for (const auto& x : e) wide.push_back({x.row, x.col, W(x.value)});
+    return dense_solve(dense_of(N, wide), kronex_test::widen(b));
+  }
+
   problem2d() {
     add_kron(e, T(1), {T0, eye(n1)});
     add_kron(e, T(1), {eye(n0), T1});

@@ -31,12 +31,7 @@ template <class T, class O, class Like>
 typename krylov::device_space<T>::map device_krylov_map(const O& o, const Like& like, const char* method,
                                                         const char* role) {
   if constexpr (is_flat_operator<O>) {
-    static_assert(std::is_same_v<typename O::value_type, T>,
-                  "kronex: a Krylov solve's operator and preconditioner must have the value type of b and x");
-    const shape_t shape = to_shape(like.shape()), own = o.shape();
-    if (own != shape)
-      throw dimension_mismatch(message("kronex::", method, ": the ", role, "'s shape ", format_shape(own),
-                                       " does not match the right-hand side's shape ", format_shape(shape)));
+    check_krylov_operator<T>(o, to_shape(like.shape()), method, role);
     return krylov::device_space<T>::flat_map(o);
   } else {
     return krylov_map<T>(o, like, method, role);
@@ -82,10 +77,7 @@ public:
     static_assert(std::is_convertible_v<const B&, device_view<const T, D>>,
                   "kronex: a Krylov solve's b and x must be in the same memory: with a device x, b must be a "
                   "kronex::device_tensor (or device_view) of the same value type and rank");
-    const shape_t bs = detail::to_shape(b.shape()), xs = detail::to_shape(x.shape());
-    if (bs != xs)
-      throw dimension_mismatch(detail::message("kronex::", method, ": x has shape ", detail::format_shape(xs),
-                                               " but b has shape ", detail::format_shape(bs)));
+    detail::check_krylov_operands(method, detail::to_shape(b.shape()), detail::to_shape(x.shape()));
   }
 
 private:

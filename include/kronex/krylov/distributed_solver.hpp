@@ -155,13 +155,9 @@ private:
 template <class T, class O, std::size_t D>
 typename krylov::distributed_space<T>::map distributed_krylov_map(const O& o, const distributed_tensor<T, D>& like,
                                                                   const char* method, const char* role) {
-  static_assert(std::is_void_v<typename O::value_type> || std::is_same_v<typename O::value_type, T>,
-                "kronex: a Krylov solve's operator and preconditioner must have the value type of b and x");
-  const shape_t shape(like.global_shape().begin(), like.global_shape().end()), own = krylov_operator_shape(o);
   // Global shapes, the same on every rank: every rank throws.
-  if (own != shape)
-    throw dimension_mismatch(message("kronex::", method, ": the ", role, "'s shape ", format_shape(own),
-                                     " does not match the right-hand side's global shape ", format_shape(shape)));
+  check_krylov_operator<T>(o, shape_t(like.global_shape().begin(), like.global_shape().end()), method, role,
+                           "global shape");
   if constexpr (std::is_same_v<O, sparse_operator<T>>) {
     auto product = std::make_shared<distributed_sparse_product<T>>(o, like);
     return [product](const T* x, T* y) { (*product)(x, y); };
@@ -227,10 +223,7 @@ public:
   static void check_operands(const char* method, const B& b, const tensor_type& x) {
     static_assert(std::is_same_v<B, tensor_type>,
                   "kronex: with a distributed x, b must be a kronex::distributed_tensor of the same value type and rank");
-    const shape_t bs = global_of(b), xs = global_of(x);
-    if (bs != xs)
-      throw dimension_mismatch(detail::message("kronex::", method, ": x has global shape ", detail::format_shape(xs),
-                                               " but b has global shape ", detail::format_shape(bs)));
+    detail::check_krylov_operands(method, global_of(b), global_of(x), "global shape");
     if (b.grid() != x.grid())
       throw dimension_mismatch(detail::message("kronex::", method, ": x is on the process grid ",
                                                detail::format_grid(x.grid()), " but b on ", detail::format_grid(b.grid())));

@@ -102,16 +102,31 @@ shape_t krylov_operator_shape(const O& o) {
   else return o.sizes();
 }
 
+// Every backend's check of an operator (or preconditioner) against the right-hand side's shape
+// (`what`: "shape", or "global shape" for distributed tensors), naming both.
+template <class T, class O>
+void check_krylov_operator(const O& o, const shape_t& shape, const char* method, const char* role,
+                           const char* what = "shape") {
+  static_assert(std::is_void_v<typename O::value_type> || std::is_same_v<typename O::value_type, T>,
+                "kronex: a Krylov solve's operator and preconditioner must have the value type of b and x");
+  const shape_t own = krylov_operator_shape(o);
+  if (own != shape)
+    throw dimension_mismatch(message("kronex::", method, ": the ", role, "'s shape ", format_shape(own),
+                                     " does not match the right-hand side's ", what, " ", format_shape(shape)));
+}
+
+// Every backend's check of the one-shot functions' b and x (`what`: "shape" or "global shape").
+inline void check_krylov_operands(const char* method, const shape_t& bs, const shape_t& xs, const char* what = "shape") {
+  if (bs != xs)
+    throw dimension_mismatch(message("kronex::", method, ": x has ", what, " ", format_shape(xs), " but b has ", what, " ",
+                                     format_shape(bs)));
+}
+
 // The operator (or preconditioner) as a linear map on C-order buffers of `like`'s shape: a
 // sparse_operator or matrix_free shared or copied, an expression compiled into its host plan.
 template <class T, class O, class Like>
 typename krylov::host_space<T>::map krylov_map(const O& o, const Like& like, const char* method, const char* role) {
-  static_assert(std::is_void_v<typename O::value_type> || std::is_same_v<typename O::value_type, T>,
-                "kronex: a Krylov solve's operator and preconditioner must have the value type of b and x");
-  const shape_t shape = to_shape(like.shape()), own = krylov_operator_shape(o);
-  if (own != shape)
-    throw dimension_mismatch(message("kronex::", method, ": the ", role, "'s shape ", format_shape(own),
-                                     " does not match the right-hand side's shape ", format_shape(shape)));
+  check_krylov_operator<T>(o, to_shape(like.shape()), method, role);
   if constexpr (is_flat_operator<O>) {
     return [o](const T* x, T* y) { o.run(x, y); };
   } else {
@@ -236,10 +251,7 @@ public:
     static_assert(xt::is_xexpression<B>::value,
                   "kronex: a Krylov solve's b and x must be in the same memory: with a host x, b must be a host "
                   "tensor expression");
-    const shape_t bs = detail::to_shape(b.shape()), xs = detail::to_shape(x.shape());
-    if (bs != xs)
-      throw dimension_mismatch(detail::message("kronex::", method, ": x has shape ", detail::format_shape(xs),
-                                               " but b has shape ", detail::format_shape(bs)));
+    detail::check_krylov_operands(method, detail::to_shape(b.shape()), detail::to_shape(x.shape()));
   }
 
 private:
