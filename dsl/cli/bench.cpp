@@ -243,7 +243,7 @@ void bench(const bench_options& o) {
         std::fflush(stdout);
       }
       if (o.plans && i == 0) {
-        if (krylov) print_krylov_plans(std::cout, program, exe->plans());
+        if (krylov) print_krylov_plans(std::cout, program, name, exe->plans());
         else print_plans(std::cout, program, exe->plans());
       }
       row r;
@@ -313,7 +313,7 @@ void bench(const bench_options& o) {
                   r.max * 1e3, r.method.c_str(), r.iterations, r.per_iteration() * 1e3, r.status.c_str(), r.residual);
     }
     std::cout << "median: time to solution (one whole solve from x = 0); per-iter: median / iterations; residual: "
-                 "the true ||b - A x|| / ||b|| of the last run (host only)\n";
+                 "the true ||b - A x|| / ||b|| of the last run, computed by the solver at exit\n";
   } else {
   std::printf("\n%-14s %-12s %-18s %-10s %6s %10s %10s %10s %9s %8s %10s %10s %10s\n", "params", "backend", "shape",
               "type", "reps", "median[ms]", "min[ms]", "max[ms]", "GDOF/s", "GB/s", "floor[ms]", "time/floor",

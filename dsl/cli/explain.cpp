@@ -25,7 +25,7 @@ void explain(const explain_options& o) {
   const auto exe = pointing_into(src, [&] { return dsl::prepare(program, parse_backend(o.backend), false); });
   const auto& plans = exe->plans();
   if (program.krylov && !o.json) {
-    print_krylov_plans(std::cout, program, plans);
+    print_krylov_plans(std::cout, program, exe->backend_name(), plans);
     return;
   }
   if (o.json) {

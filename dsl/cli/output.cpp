@@ -29,9 +29,10 @@ std::vector<std::string> krylov_plan_roles(const dsl::krylov_value& k) {
   return roles;
 }
 
-void print_krylov_plans(std::ostream& out, const dsl::evaluated_program& program, const std::vector<plan_description>& plans) {
+void print_krylov_plans(std::ostream& out, const dsl::evaluated_program& program, const std::string& backend,
+                        const std::vector<plan_description>& plans) {
   const dsl::krylov_value& k = *program.krylov;
-  out << "krylov " << k.method << " on " << format_shape(program.shape) << " [host, " << dsl::to_string(program.type)
+  out << "krylov " << k.method << " on " << format_shape(program.shape) << " [" << backend << ", " << dsl::to_string(program.type)
       << "]  " << krylov_options_text(k) << '\n';
   const auto describe = [&](const char* role, const dsl::krylov_operand& o) {
     out << "  " << role << "  " << o.text << ": ";

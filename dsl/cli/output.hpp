@@ -19,8 +19,9 @@ using dsl::format_shape;
 void print_plans(std::ostream& out, const dsl::evaluated_program& program, const std::vector<plan_description>& plans);
 
 // A Krylov program's header (the method, the options, what A and P are) and the plans of A and P
-// where they are DSL operators, each headed "operator: TEXT" or "preconditioner: TEXT".
-void print_krylov_plans(std::ostream& out, const dsl::evaluated_program& program,
+// where they are DSL operators, each headed "operator: TEXT" or "preconditioner: TEXT"; backend:
+// the executable's backend_name().
+void print_krylov_plans(std::ostream& out, const dsl::evaluated_program& program, const std::string& backend,
                         const std::vector<plan_description>& plans);
 
 // "rtol=1e-10 atol=0 maxiter=500 check_every=1" (and restart for gmres); maxiter "default (10 N)"

@@ -39,6 +39,11 @@ struct device_policy {
   static device_shape<T, D> explain_like(const std::array<std::size_t, D>& shape) { return {shape}; }
   template <class T, std::size_t D>
   static xt::xtensor<T, D> download(const device_tensor<T, D>& x) { return x.to_host(); }
+  // dst = src, both on the device, of one shape: a device copy, no transfer.
+  template <class T, std::size_t D>
+  static void copy(const device_tensor<T, D>& src, device_tensor<T, D>& dst) {
+    kronex::device::copy(dst.data(), src.data(), src.size() * sizeof(T));
+  }
 
   static double memory_bandwidth() { return kronex_bench::device_copy_bandwidth(); }
 

@@ -64,13 +64,16 @@ template <class T>
 std::unique_ptr<executable> prepare_host(const evaluated_program& p, bool allocate);
 template <class T>
 std::unique_ptr<executable> prepare_device(const evaluated_program& p, bool allocate);
-// A program ending with a Krylov solve (host only): exec/krylov_program.hpp.
+// A program ending with a Krylov solve, on the host or the device: exec/krylov_program.hpp.
 template <class T>
 std::unique_ptr<executable> prepare_krylov(const evaluated_program& p, bool allocate);
+template <class T>
+std::unique_ptr<executable> prepare_device_krylov(const evaluated_program& p, bool allocate);
 #define KRONEX_DSL_DECLARE_PREPARE(T)                                                                  \
   template <> std::unique_ptr<executable> prepare_host<T>(const evaluated_program& p, bool allocate);  \
   template <> std::unique_ptr<executable> prepare_krylov<T>(const evaluated_program& p, bool allocate); \
-  template <> std::unique_ptr<executable> prepare_device<T>(const evaluated_program& p, bool allocate);
+  template <> std::unique_ptr<executable> prepare_device<T>(const evaluated_program& p, bool allocate); \
+  template <> std::unique_ptr<executable> prepare_device_krylov<T>(const evaluated_program& p, bool allocate);
 KRONEX_DSL_DECLARE_PREPARE(float)
 KRONEX_DSL_DECLARE_PREPARE(double)
 KRONEX_DSL_DECLARE_PREPARE(std::complex<float>)

@@ -7,5 +7,5 @@ namespace kronex::dsl::exec {
 template <>
 std::unique_ptr<executable> prepare_host<std::complex<float>>(const evaluated_program& p, bool allocate) { return prepare_on<host_policy, std::complex<float>>(p, allocate); }
 template <>
-std::unique_ptr<executable> prepare_krylov<std::complex<float>>(const evaluated_program& p, bool allocate) { return prepare_krylov_on<std::complex<float>>(p, allocate); }
+std::unique_ptr<executable> prepare_krylov<std::complex<float>>(const evaluated_program& p, bool allocate) { return prepare_krylov_on<host_policy, std::complex<float>>(p, allocate); }
 } // namespace kronex::dsl::exec

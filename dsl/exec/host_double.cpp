@@ -7,5 +7,5 @@ namespace kronex::dsl::exec {
 template <>
 std::unique_ptr<executable> prepare_host<double>(const evaluated_program& p, bool allocate) { return prepare_on<host_policy, double>(p, allocate); }
 template <>
-std::unique_ptr<executable> prepare_krylov<double>(const evaluated_program& p, bool allocate) { return prepare_krylov_on<double>(p, allocate); }
+std::unique_ptr<executable> prepare_krylov<double>(const evaluated_program& p, bool allocate) { return prepare_krylov_on<host_policy, double>(p, allocate); }
 } // namespace kronex::dsl::exec

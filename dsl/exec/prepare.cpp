@@ -25,16 +25,9 @@ std::string device_system_name() {
 std::unique_ptr<executable> prepare(const evaluated_program& p, backend_kind backend, bool allocate) {
   return with_dtype(p.type, [&](auto t) -> std::unique_ptr<executable> {
     using T = decltype(t);
-    if (p.krylov) {
-      if (backend != backend_kind::host) {
-        throw dsl_error(p.krylov->where, "the Krylov solvers (cg, bicgstab, gmres, minres) run on the host only: "
-                                         "use --backend host");
-      }
-      return exec::prepare_krylov<T>(p, allocate);
-    }
-    if (backend == backend_kind::host) return exec::prepare_host<T>(p, allocate);
+    if (backend == backend_kind::host) return p.krylov ? exec::prepare_krylov<T>(p, allocate) : exec::prepare_host<T>(p, allocate);
 #if KRONEX_DSL_DEVICE
-    return exec::prepare_device<T>(p, allocate);
+    return p.krylov ? exec::prepare_device_krylov<T>(p, allocate) : exec::prepare_device<T>(p, allocate);
 #else
     throw backend_unavailable("kronex: this kronex command was built without a device runtime "
                               "(configure with Thrust for the CPU device, or with CUDA)");
