@@ -5,7 +5,8 @@
 # no Thrust flags and may use any Thrust (or none) themselves.
 #
 # kronex::device_cpu uses the system's Thrust (/usr/include/thrust, Debian's 1.17) with
-# THRUST_DEVICE_SYSTEM_OMP; kronex::device_cuda uses the CUDA toolkit's CCCL Thrust.
+# THRUST_DEVICE_SYSTEM_OMP; kronex::device_cuda uses the CUDA toolkit's CCCL Thrust, cuBLAS for
+# the GEMMs and cuSPARSE for the sparse matrix-vector product.
 set(kronex_device_targets "")
 
 # --- CPU device -------------------------------------------------------------------------------
@@ -47,16 +48,17 @@ if(NOT KRONEX_ENABLE_CUDA STREQUAL "OFF")
     include(${CMAKE_CURRENT_LIST_DIR}/kronex_find_cudatoolkit.cmake)
     kronex_find_cudatoolkit()
     find_path(KRONEX_CCCL_DIR thrust/version.h HINTS ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES cccl NO_DEFAULT_PATH)
-    if(CUDAToolkit_FOUND AND TARGET CUDA::cublas)
+    if(CUDAToolkit_FOUND AND TARGET CUDA::cublas AND TARGET CUDA::cusparse)
       set(kronex_device_cuda_ok TRUE)
     endif()
   endif()
   if(NOT kronex_device_cuda_ok AND KRONEX_ENABLE_CUDA STREQUAL "ON")
-    message(FATAL_ERROR "kronex: KRONEX_ENABLE_CUDA=ON but no usable CUDA compiler and cuBLAS were found")
+    message(FATAL_ERROR "kronex: KRONEX_ENABLE_CUDA=ON but no usable CUDA compiler, cuBLAS and cuSPARSE were found")
   endif()
 endif()
 if(kronex_device_cuda_ok)
-  add_library(kronex_device_cuda STATIC src/device/cuda/runtime_cuda.cu src/device/cuda/blas_cublas.cu)
+  add_library(kronex_device_cuda STATIC src/device/cuda/runtime_cuda.cu src/device/cuda/blas_cublas.cu
+                                     src/device/cuda/sparse_cusparse.cu)
   add_library(kronex::device_cuda ALIAS kronex_device_cuda)
   set_target_properties(kronex_device_cuda PROPERTIES EXPORT_NAME device_cuda POSITION_INDEPENDENT_CODE ON
                                                       CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
@@ -64,7 +66,10 @@ if(kronex_device_cuda_ok)
     target_include_directories(kronex_device_cuda BEFORE PRIVATE ${KRONEX_CCCL_DIR})
   endif()
   target_compile_options(kronex_device_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
-  target_link_libraries(kronex_device_cuda PUBLIC kronex PRIVATE CUDA::cudart CUDA::cublas)
+  # PRIVATE on a static library: the exported link interface still names CUDA::cudart,
+  # CUDA::cublas and CUDA::cusparse ($<LINK_ONLY:...>), which kronexConfig.cmake's
+  # find_package(CUDAToolkit) defines for consumers.
+  target_link_libraries(kronex_device_cuda PUBLIC kronex PRIVATE CUDA::cudart CUDA::cublas CUDA::cusparse)
   list(APPEND kronex_device_targets kronex_device_cuda)
 endif()
 

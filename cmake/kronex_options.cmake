@@ -1,7 +1,7 @@
 # Which optional backends to build. The host backend needs none of this.
 #   KRONEX_ENABLE_DEVICE_CPU  the device backend on a CPU "device" (Thrust with OpenMP + CBLAS),
 #                             the build CI tests the device code with: target kronex::device_cpu
-#   KRONEX_ENABLE_CUDA        the device backend on CUDA (nvcc, CCCL Thrust, cuBLAS):
+#   KRONEX_ENABLE_CUDA        the device backend on CUDA (nvcc, CCCL Thrust, cuBLAS, cuSPARSE):
 #                             target kronex::device_cuda
 #   KRONEX_ENABLE_MPI         the distributed backend (MPI): target kronex::mpi
 # AUTO builds what the machine has; ON fails the configure when something is missing.

@@ -192,7 +192,7 @@ if [ "$configure_status" = ok ]; then
   [ -x "$build/benchmarks/bench_device_solve_cuda" ] &&
     ldd "$build/benchmarks/bench_device_solve_cuda" >"$logs/ldd.log" 2>&1
   for t in "${cuda_tests[@]:0:1}"; do [ -x "$build/tests/$t" ] && ldd "$build/tests/$t" >>"$logs/ldd.log" 2>&1; done
-  grep -E 'lapack|blas|boost|gfortran|cublas|cudart|not found' "$logs/ldd.log" 2>/dev/null | sort -u | sed 's/^/   /'
+  grep -E 'lapack|blas|boost|gfortran|cublas|cusparse|nvJitLink|cudart|not found' "$logs/ldd.log" 2>/dev/null | sort -u | sed 's/^/   /'
 fi
 
 # --- 4. CUDA tests -----------------------------------------------------------------------------

@@ -3,6 +3,9 @@
 // (cpu/runtime_cpu.cpp, THRUST_DEVICE_SYSTEM_OMP). The including file defines
 //   device_policy(context&)   the execution policy to run on (CUDA: the context's stream)
 // before including this file. Thrust's exceptions become kronex::device_error.
+// Not here: the GEMMs and the sparse product csr_spmv, which each runtime brings itself (CUDA:
+// cuBLAS and cuSPARSE; a CPU device: host BLAS and a Thrust kernel in cpu/runtime_cpu.cpp, which
+// uses this file's launch()).
 #include <cmath>
 #include <complex>
 #include <cstddef>
@@ -341,20 +344,6 @@ struct krylov_dot_total {
   }
 };
 
-template <class V>
-struct csr_row_product {
-  const std::size_t* row_ptr;
-  const std::size_t* col_idx;
-  const V* values;
-  const V* x;
-  V* y;
-  KRONEX_HOST_DEVICE void operator()(std::size_t i) const {
-    V sum(0);
-    for (std::size_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) sum += values[k] * x[col_idx[k]];
-    y[i] = sum;
-  }
-};
-
 template <class F>
 void launch(context& ctx, std::size_t n, const F& f) {
   thrust::for_each(device_policy(ctx), thrust::counting_iterator<std::size_t>(0), thrust::counting_iterator<std::size_t>(n), f);
@@ -526,18 +515,6 @@ void krylov_dots(context& ctx, std::size_t n, const krylov_dot_term<T>* terms, s
   }
 }
 
-template <class T>
-void csr_spmv(context& ctx, std::size_t n, const std::size_t* row_ptr, const std::size_t* col_idx, const T* values,
-              const T* x, T* y) {
-  using V = device_value_t<T>;
-  try {
-    launch(ctx, n, csr_row_product<V>{row_ptr, col_idx, reinterpret_cast<const V*>(values), reinterpret_cast<const V*>(x),
-                                      reinterpret_cast<V*>(y)});
-  } catch (const std::exception& e) {
-    throw device_error(message("kronex: device sparse matrix-vector product (", n, " rows) failed: ", e.what()));
-  }
-}
-
 #define KRONEX_INSTANTIATE(T)                                       \
   template void scale_mode<T>(context&, std::size_t, std::size_t, std::size_t, const T*, const T*, T*); \
   template void copy_box<T>(context&, const device_box&, const T*, T*);                           \
@@ -550,8 +527,7 @@ void csr_spmv(context& ctx, std::size_t n, const std::size_t* row_ptr, const std
   template void krylov_vector<T>(context&, krylov_vector_op, std::size_t, const T*, std::size_t, std::size_t, \
                                  const T*, T*);                                                   \
   template void krylov_slots<T>(context&, T*, std::size_t, int, const krylov_slot_args<T>*, std::size_t); \
-  template void krylov_dots<T>(context&, std::size_t, const krylov_dot_term<T>*, std::size_t, T*, T*); \
-  template void csr_spmv<T>(context&, std::size_t, const std::size_t*, const std::size_t*, const T*, const T*, T*);
+  template void krylov_dots<T>(context&, std::size_t, const krylov_dot_term<T>*, std::size_t, T*, T*);
 KRONEX_DEVICE_FOR_EACH_VALUE_TYPE(KRONEX_INSTANTIATE)
 #undef KRONEX_INSTANTIATE
 

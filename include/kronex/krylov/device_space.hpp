@@ -43,7 +43,8 @@ inline std::shared_ptr<device::context> krylov_device_context() {
 }
 
 // A sparse_operator's CSR arrays in device memory, uploaded once (three counted uploads; two
-// for a matrix without entries), and its product as a runtime kernel.
+// for a matrix without entries), and its product as a runtime call (cuSPARSE on CUDA, a Thrust
+// kernel on a CPU device).
 template <class T>
 class device_csr {
 public:
@@ -56,7 +57,7 @@ public:
     transfer(up, m_values.data(), a.values().data(), m_values.bytes(), "sparse_operator upload: values");
   }
   void run(const T* x, T* y) const {
-    device::csr_spmv(*m_ctx, m_n, m_row_ptr.data(), m_col_idx.data(), m_values.data(), x, y);
+    device::csr_spmv(*m_ctx, m_n, m_values.size(), m_row_ptr.data(), m_col_idx.data(), m_values.data(), x, y);
   }
 
 private:

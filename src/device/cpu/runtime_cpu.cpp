@@ -63,3 +63,43 @@ auto device_policy(context&) { return thrust::device; }
 } // namespace kronex::detail::device
 
 #include "../thrust_ops.inl"
+
+// ---- The sparse product: a Thrust kernel, one thread per row, entries in row order ----
+namespace kronex::detail::device {
+
+namespace {
+template <class V>
+struct csr_row_product {
+  const std::size_t* row_ptr;
+  const std::size_t* col_idx;
+  const V* values;
+  const V* x;
+  V* y;
+  void operator()(std::size_t i) const {
+    V sum(0);
+    for (std::size_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) sum += values[k] * x[col_idx[k]];
+    y[i] = sum;
+  }
+};
+} // namespace
+
+template <class T>
+void csr_spmv(context& ctx, std::size_t n, std::size_t nnz, const std::size_t* row_ptr, const std::size_t* col_idx,
+              const T* values, const T* x, T* y) {
+  using V = device_value_t<T>;
+  try {
+    launch(ctx, n, csr_row_product<V>{row_ptr, col_idx, reinterpret_cast<const V*>(values), reinterpret_cast<const V*>(x),
+                                      reinterpret_cast<V*>(y)});
+  } catch (const std::exception& e) {
+    throw device_error(message("kronex: device sparse matrix-vector product (", n, " rows, ", nnz,
+                               " entries) failed: ", e.what()));
+  }
+}
+
+#define KRONEX_INSTANTIATE(T)                                                                                     \
+  template void csr_spmv<T>(context&, std::size_t, std::size_t, const std::size_t*, const std::size_t*, const T*, \
+                            const T*, T*);
+KRONEX_DEVICE_FOR_EACH_VALUE_TYPE(KRONEX_INSTANTIATE)
+#undef KRONEX_INSTANTIATE
+
+} // namespace kronex::detail::device

@@ -1,5 +1,6 @@
-// The device runtime for CUDA: context (cuBLAS handle + stream), copies, events, and the shared
-// Thrust code compiled by nvcc.
+// The device runtime for CUDA: context (stream, cuBLAS handle, and the cuSPARSE handle made on
+// first use), copies, events, and the shared Thrust code compiled by nvcc. The GEMMs are cuBLAS
+// (blas_cublas.cu), the sparse matrix-vector product cuSPARSE (sparse_cusparse.cu).
 #include <memory>
 
 #include <thrust/execution_policy.h>
@@ -15,11 +16,7 @@ context::context() : m_impl(std::make_unique<impl>()) {
   check(cublasSetStream(m_impl->handle, m_impl->stream), "cublasSetStream");
 }
 
-context::~context() {
-  // Destructors must not throw: failures here are ignored (the process may be exiting).
-  if (m_impl->handle) cublasDestroy(m_impl->handle);
-  if (m_impl->stream) cudaStreamDestroy(m_impl->stream);
-}
+context::~context() = default;  // impl's destructor releases the handles, the workspace and the stream
 
 void context::synchronize() { check(cudaStreamSynchronize(m_impl->stream), "cudaStreamSynchronize"); }
 

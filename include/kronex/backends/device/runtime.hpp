@@ -1,8 +1,8 @@
 #pragma once
 // The device runtime: the only door from header code (compiled by the application's C++
 // compiler) to code that runs on the device. It is a compiled library, built once per device
-// system: kronex::device_cuda (nvcc, Thrust from CCCL, cuBLAS) or kronex::device_cpu (g++, the
-// same Thrust code with THRUST_DEVICE_SYSTEM_OMP, host BLAS for the GEMMs). Everything here takes
+// system: kronex::device_cuda (nvcc, Thrust from CCCL, cuBLAS, cuSPARSE) or kronex::device_cpu
+// (g++, the same Thrust code with THRUST_DEVICE_SYSTEM_OMP, host BLAS for the GEMMs). Everything here takes
 // raw pointers and sizes: no Thrust type crosses this boundary, so the application's compiler
 // never sees Thrust and cannot disagree with the runtime about it.
 //
@@ -27,8 +27,8 @@ bool available();
 // true on CPU device systems, false on CUDA.
 bool host_addressable();
 
-// Owns what device work is issued on: the cuBLAS handle and the stream (CUDA); nothing on a CPU
-// device. Every compiled device plan holds one; work on it is ordered.
+// Owns what device work is issued on: the stream, the cuBLAS handle, and the cuSPARSE handle and
+// its workspace once a sparse product has run (CUDA); nothing on a CPU device. Every compiled device plan holds one; work on it is ordered.
 class context {
 public:
   context();
@@ -186,10 +186,12 @@ constexpr std::size_t krylov_dot_partitions = 1024;
 template <class T>
 void krylov_dots(context& ctx, std::size_t n, const krylov_dot_term<T>* terms, std::size_t count, T* partials, T* s);
 
-// y = A x for an n x n CSR matrix in device memory (one thread per row, entries in row order).
+// y = A x for an n x n CSR matrix with nnz entries (nnz == row_ptr[n]) in device memory. CUDA:
+// cuSPARSE's SpMV with its deterministic CSR algorithm; a CPU device: a Thrust kernel, one
+// thread per row, entries in row order. Each gives the same bits on every run.
 template <class T>
-void csr_spmv(context& ctx, std::size_t n, const std::size_t* row_ptr, const std::size_t* col_idx, const T* values,
-              const T* x, T* y);
+void csr_spmv(context& ctx, std::size_t n, std::size_t nnz, const std::size_t* row_ptr, const std::size_t* col_idx,
+              const T* values, const T* x, T* y);
 
 // Elapsed time of device work between start() and stop(), from device events (CUDA) or the
 // steady clock after synchronizing (CPU device).
