@@ -2,7 +2,7 @@
 // compositions, transposes, adjoints) on host tensors, against the dense reference
 // (kronex::reference::evaluate, which forms each operator column by column): apply out of place
 // and in place, in double and complex<double>; the refusals (solve and inverse say to use a Krylov
-// solver, a matrix_free's transpose is unknown, shapes must agree, the device backend refuses);
+// solver, a matrix_free's transpose is unknown, shapes must agree);
 // the plan's csr_spmv step; and such an expression as the operator of a Krylov solve.
 #define BOOST_TEST_MODULE test_flat_in_expressions
 #include <boost/test/unit_test.hpp>

@@ -146,3 +146,18 @@ BOOST_AUTO_TEST_CASE(operator_sums_every_grid) {
   }
 }
 
+
+// A sparse_operator acts on the whole tensor, which no rank holds: an expression with one is
+// refused on device ranks when compiled, naming the operator (on whole device tensors it runs:
+// test_device_sums).
+BOOST_AUTO_TEST_CASE(sparse_operators_are_refused_on_device_ranks) {
+  const auto M = kronex::gallery::bspline_mass<double>(4, 1);
+  std::vector<kronex::entry<double>> diagonal;
+  for (std::size_t i = 0; i < 64; ++i) diagonal.push_back({i, i, 2.0});
+  const auto S = kronex::sparse_operator<double>::from_entries({4, 4, 4}, diagonal);
+  const std::array<std::size_t, 3> global{4, 4, 4};
+  const auto grid = grids_for<3>(world_size()).front();
+  kronex::distributed_device_tensor<double, 3> bd(MPI_COMM_WORLD, global, grid, kronex::exchange_memory::automatic);
+  kronex_test::expect_error<kronex::backend_unavailable>([&] { auto op = kronex::compile(S + kronex::kron(M, M, M), bd); },
+                                                         {"sparse_operator(4,4,4)", "not distributed"});
+}

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "../backends/device/device_buffer.hpp"
+#include "../backends/device/device_csr.hpp"
 #include "../backends/device/runtime.hpp"
 #include "../backends/device/transfers.hpp"
 #include "../core/value_traits.hpp"
@@ -41,31 +42,6 @@ inline std::shared_ptr<device::context> krylov_device_context() {
                                       device::system_name(), ") has no device to run on: no GPU is visible to this process"));
   return device::default_context();
 }
-
-// A sparse_operator's CSR arrays in device memory, uploaded once (three counted uploads; two
-// for a matrix without entries), and its product as a runtime call (cuSPARSE on CUDA, a Thrust
-// kernel on a CPU device).
-template <class T>
-class device_csr {
-public:
-  explicit device_csr(const sparse_operator<T>& a)
-      : m_n(a.size()), m_ctx(krylov_device_context()), m_row_ptr(a.row_ptr().size()),
-        m_col_idx(a.nnz()), m_values(a.nnz()) {
-    constexpr auto up = device::copy_direction::host_to_device;
-    transfer(up, m_row_ptr.data(), a.row_ptr().data(), m_row_ptr.bytes(), "sparse_operator upload: row pointers");
-    transfer(up, m_col_idx.data(), a.col_idx().data(), m_col_idx.bytes(), "sparse_operator upload: column indices");
-    transfer(up, m_values.data(), a.values().data(), m_values.bytes(), "sparse_operator upload: values");
-  }
-  void run(const T* x, T* y) const {
-    device::csr_spmv(*m_ctx, m_n, m_values.size(), m_row_ptr.data(), m_col_idx.data(), m_values.data(), x, y);
-  }
-
-private:
-  std::size_t m_n;
-  std::shared_ptr<device::context> m_ctx;
-  device_buffer<std::size_t> m_row_ptr, m_col_idx;
-  device_buffer<T> m_values;
-};
 
 template <class O>
 struct is_sparse_operator : std::false_type {};
@@ -96,7 +72,8 @@ public:
   template <class O>
   static map flat_map(const O& o) {
     if constexpr (kronex::detail::is_sparse_operator<O>::value) {
-      auto csr = std::make_shared<const kronex::detail::device_csr<T>>(o);
+      auto csr = std::make_shared<const kronex::detail::device_csr<T>>(*o.csr_arrays(),
+                                                                        kronex::detail::krylov_device_context());
       return [csr](const T* x, T* y) { csr->run(x, y); };
     } else {
       auto ctx = kronex::detail::krylov_device_context();

@@ -20,6 +20,7 @@
 #include "../core/error.hpp"
 #include "../factors/from_entries.hpp"
 #include "../io/matrix_market.hpp"
+#include "../plan/csr_matrix.hpp"
 #include "flat_operator.hpp"
 
 namespace kronex {
@@ -88,12 +89,14 @@ public:
   const std::vector<T>& values() const noexcept { return m_csr->values; }
 
   // What the operator runs as a leaf of an expression: A x, A^T x and A^H x from the shared CSR
-  // arrays (the transposes by scattering rows, with no transposed copy).
+  // arrays (on the host the transposes scatter rows, with no transposed copy), and the arrays
+  // themselves for a backend with its own product (the device uploads op(A)).
   std::shared_ptr<const flat_action<T>> action() const {
     auto a = std::make_shared<flat_action<T>>();
     a->name = "sparse_operator" + detail::format_shape(this->shape());
     a->method = "csr_spmv";
     a->shape = this->shape();
+    a->csr = m_csr;
     const auto csr_data = m_csr;
     const std::size_t n = this->size();
     a->apply = [op = *this](const T* x, T* y) { op.run(x, y); };
@@ -128,11 +131,11 @@ public:
     }
   }
 
+  // The CSR arrays, shared (a backend that uploads the matrix reads them here).
+  const std::shared_ptr<const detail::csr_matrix<T>>& csr_arrays() const noexcept { return m_csr; }
+
 private:
-  struct csr {
-    std::vector<std::size_t> row_ptr, col_idx;
-    std::vector<T> values;
-  };
+  using csr = detail::csr_matrix<T>;
 
   void check_csr(const std::vector<std::size_t>& row_ptr, const std::vector<std::size_t>& col_idx,
                  const std::vector<T>& values) const {

@@ -23,6 +23,7 @@
 
 #include "../core/error.hpp"
 #include "../core/value_traits.hpp"
+#include "csr_matrix.hpp"
 #include "operator_desc.hpp"
 
 namespace kronex {
@@ -45,8 +46,11 @@ std::string format_coefficient(const V& v) {
 }
 } // namespace detail
 
-// An operator known only by its action y = op(A) x on C-order host buffers (x and y distinct): a
-// sparse_operator or a matrix_free in an expression. Shared, immutable, between trees.
+// An operator known only by its action y = op(A) x on C-order buffers (x and y distinct): a
+// sparse_operator or a matrix_free in an expression. Shared, immutable, between trees. The
+// functions take host buffers; on the device a sparse_operator's matrix (csr) is uploaded and
+// multiplied there, and a matrix_free's apply is called with device pointers, as the device
+// Krylov solvers call it.
 template <class T>
 struct flat_action {
   std::string name;    // as plans print it: "sparse_operator(7,6,8)"
@@ -55,6 +59,7 @@ struct flat_action {
   std::function<void(const T*, T*)> apply;
   // A^T x and A^H x; empty when the operator cannot give them (a matrix_free).
   std::function<void(const T*, T*)> apply_transposed, apply_adjoint;
+  std::shared_ptr<const detail::csr_matrix<T>> csr;  // a sparse_operator's matrix; null for a matrix_free
   double flops = 0, bytes = 0;  // of one apply, for the plan's costs
 };
 

@@ -67,10 +67,20 @@ struct has_fd_transforms<Ops, T,
     : std::true_type {};
 
 // Whether a backend's composite plans run operators with no Kronecker structure (kind::flat: a
-// sparse_operator or matrix_free, whose action works on host memory of the whole tensor). Only
-// the host's hooks do (host_composite.hpp); elsewhere compiling such an expression is an error.
+// sparse_operator or matrix_free, which act on the whole tensor). The host's hooks run their
+// host actions (host_composite.hpp); the device's provide
+//   flat_uploads(t) -> {count, bytes}   what instantiating the leaf uploads (a sparse_operator's
+//                                        op(A) in CSR); throws for a leaf it cannot run
+//   make_flat(t) -> function(x, y)       the leaf's action on the backend's buffers
+// (has_flat_hooks). Elsewhere (distributed tensors) compiling such an expression is an error.
 template <class Ops>
 struct runs_flat_operators : std::false_type {};
+
+template <class Ops, class T, class = void>
+struct has_flat_hooks : std::false_type {};
+template <class Ops, class T>
+struct has_flat_hooks<Ops, T, std::void_t<decltype(std::declval<const Ops&>().make_flat(std::declval<const operator_tree<T>&>()))>>
+    : std::true_type {};
 
 template <class T, class Ops>
 class composite_plan {
@@ -274,9 +284,19 @@ private:
       case kind::flat: {
         if constexpr (!runs_flat_operators<Ops>::value) {
           throw backend_unavailable(message("kronex: ", t.text(), " (an operator with no Kronecker structure) runs on "
-                                            "host tensors only, not on the ", ops.name(), " backend"));
+                                            "host and device tensors only, not on the ", ops.name(), " backend"));
         } else {
-          auto f = flat_function(t);  // a transpose the operator cannot give is refused here
+          // A transpose the operator cannot give is refused here, when planning.
+          std::function<void(const T*, T*)> f;
+          if constexpr (has_flat_hooks<Ops, T>::value) {
+            const auto uploads = ops.flat_uploads(t);
+            desc.setup_transfers += uploads.first;
+            desc.setup_transfer_bytes += uploads.second;
+            desc.factor_bytes += uploads.second;
+            if (n) f = ops.make_flat(t);
+          } else {
+            f = flat_function(t);
+          }
           flat_step s = whole_step<flat_step>(shape, t.flat->flops, 0, part);
           s.bytes = t.flat->bytes;
           s.trans = t.flat_op;

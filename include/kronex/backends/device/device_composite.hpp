@@ -7,6 +7,7 @@
 // rank-one tensors and Gram inverse) is uploaded once, at compile time, and the projections'
 // dot products and coefficients stay on the device: a solve makes no host<->device transfer.
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 
 #include "../composite/composite_plan.hpp"
 #include "device_buffer.hpp"
+#include "device_csr.hpp"
 #include "device_plan.hpp"
 #include "transfers.hpp"
 
@@ -36,7 +38,7 @@ struct device_composite_ops {
   };
   using coefs_type = device_buffer<T>;
 
-  explicit device_composite_ops(shape_t s) : device_composite_ops(s, s, shape_t(s.size(), 0)) {}
+  explicit device_composite_ops(shape_t s) : device_composite_ops(s, s, shape_t(s.size(), 0)) { m_whole = true; }
   // The kernels on one block of a larger tensor (a distributed tensor's block): global shape,
   // the block's extent and its offset.
   device_composite_ops(shape_t global, shape_t extent, shape_t origin)
@@ -81,6 +83,36 @@ struct device_composite_ops {
     return d;
   }
   void eigen_scale(const scaling_type& s, T* x) const { device::eigen_scale<T>(ctx(), s.args, x); }
+
+  // An operator with no Kronecker structure (composite_plan.hpp, has_flat_hooks), on a whole
+  // device tensor: a sparse_operator's op(A) is built in CSR on the host and uploaded once, then
+  // multiplied by the runtime's kernel; a matrix_free's function is called with device pointers
+  // (after the work before it is done), as the device Krylov solvers call it, and gives no
+  // transpose. A block of a distributed tensor is not the whole operand: refused.
+  std::pair<std::size_t, std::size_t> flat_uploads(const operator_tree<T>& t) const {
+    if (!m_whole) {
+      throw backend_unavailable(message("kronex: ", t.text(), " (an operator with no Kronecker structure) acts on whole "
+                                        "tensors: host and device tensors, not distributed ones"));
+    }
+    if (t.flat->csr) return device_csr<T>::uploads(*t.flat->csr);
+    if (flat_op(t) != op::none) {
+      throw invalid_operator(message("kronex: ", t.text(), ": ", t.flat->name, " gives only its own action y = A x, not ",
+                                     flat_op(t) == op::transpose ? "its transpose"
+                                     : flat_op(t) == op::adjoint ? "its adjoint" : "its conjugate"));
+    }
+    return {0, 0};
+  }
+  std::function<void(const T*, T*)> make_flat(const operator_tree<T>& t) const {
+    flat_uploads(t);
+    if (t.flat->csr) {
+      auto csr = std::make_shared<const device_csr<T>>(csr_with(*t.flat->csr, flat_op(t)), device::default_context());
+      return [csr](const T* x, T* y) { csr->run(x, y); };
+    }
+    return [f = t.flat->apply](const T* x, T* y) {
+      ctx().synchronize();
+      f(x, y);
+    };
+  }
 
   static std::pair<std::size_t, std::size_t> reduction_transfers(std::size_t) { return {0, 0}; }
   std::pair<std::size_t, std::size_t> projection_uploads(std::size_t k) const {
@@ -138,9 +170,21 @@ protected:
   static void apply_gram_inverse(rank_ones_type& r, coefs_type& c) { device::rank_one_combine<T>(ctx(), r.args, c.data()); }
 
 private:
+  // The leaf's op for a real T: an adjoint is a transpose, a conjugate nothing.
+  static op flat_op(const operator_tree<T>& t) {
+    if (value_traits<T>::is_complex) return t.flat_op;
+    return t.flat_op == op::adjoint ? op::transpose : t.flat_op == op::conjugate ? op::none : t.flat_op;
+  }
+
   shape_t m_shape, m_extent, m_origin;
   std::size_t m_size;
+  bool m_whole = false;  // the operand's whole tensor (not a distributed tensor's block)
 };
+
+// Device tensors are whole in device memory: a sparse_operator's or matrix_free's action runs on
+// them (the hooks above).
+template <class T>
+struct runs_flat_operators<device_composite_ops<T>> : std::true_type {};
 
 template <class T>
 using device_composite_plan = composite_plan<T, device_composite_ops<T>>;
