@@ -4,11 +4,13 @@
 #   KRONEX_ENABLE_CUDA        the device backend on CUDA (nvcc, CCCL Thrust, cuBLAS, cuSPARSE):
 #                             target kronex::device_cuda
 #   KRONEX_ENABLE_MPI         the distributed backend (MPI): target kronex::mpi
+#   KRONEX_ENABLE_OPENMP      threads in host plans (OpenMP, linked into kronex::kronex)
 # AUTO builds what the machine has; ON fails the configure when something is missing.
 include(CheckLanguage)
 set(KRONEX_ENABLE_DEVICE_CPU AUTO CACHE STRING "Build the CPU-device runtime: AUTO, ON or OFF")
 set(KRONEX_ENABLE_CUDA AUTO CACHE STRING "Build the CUDA device runtime: AUTO, ON or OFF")
 set(KRONEX_ENABLE_MPI AUTO CACHE STRING "Build the MPI distributed backend: AUTO, ON or OFF")
+set(KRONEX_ENABLE_OPENMP AUTO CACHE STRING "Thread host plans with OpenMP: AUTO, ON or OFF")
 
 if(KRONEX_ENABLE_MPI STREQUAL "AUTO")
   find_package(MPI QUIET COMPONENTS CXX)

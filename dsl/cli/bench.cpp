@@ -46,6 +46,7 @@ struct bench_options {
   std::vector<std::string> sweeps;
   bool plans = true;
   double min_rcond = -1;
+  std::size_t threads = 0;
 };
 
 // "n=32:256:x2" (geometric), "n=32:256:+32" (arithmetic) or "n=32,64,100" (a list).
@@ -218,6 +219,7 @@ void bench(const bench_options& o) {
   for (std::size_t i = 0; i < all.size(); ++i) {
     dsl::evaluated_program program = evaluate(src, all[i]);
     program.options.min_rcond = o.min_rcond;
+    program.options.threads = o.threads;
     check_parameters_used(program, all[i]);
     if (!program.runnable()) {
       throw rendered_error(dsl::dsl_error(program.where, "the program ends with an operator: bench times "
@@ -398,6 +400,7 @@ void register_bench(CLI::App& app) {
                                      "python3 with matplotlib)");
   cmd->add_flag("!--no-plan", o->plans, "Do not print the plans");
   add_min_rcond_option(*cmd, o->min_rcond);
+  add_threads_option(*cmd, o->threads);
   cmd->footer(R"(Examples:
   kronex bench 'kron(mass(128, 3), mass(128, 3, periodic), mass(128, 3)).solve(random(1))'
   kronex bench 'kron(mass($n, 3), mass($n, 3), mass($n, 3)).solve(random(1))' --sweep n=32:256:x2 \

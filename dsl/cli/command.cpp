@@ -24,6 +24,13 @@ void add_min_rcond_option(CLI::App& cmd, double& min_rcond) {
       ->check(CLI::Range(0.0, 1.0));
 }
 
+void add_threads_option(CLI::App& cmd, std::size_t& threads) {
+  cmd.add_option("--threads", threads,
+                 "Threads for host plans (default 0: OMP_NUM_THREADS, or all cores, for large tensors; one for "
+                 "small ones); the result does not depend on it")
+      ->check(CLI::Range(std::size_t(0), std::size_t(1024)));
+}
+
 void add_backend_option(CLI::App& cmd, std::string& backend, bool allow_all) {
   std::vector<std::string> names{"host", "device"};
   if (allow_all) names.push_back("all");

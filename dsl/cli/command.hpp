@@ -42,6 +42,8 @@ void add_backend_option(CLI::App& cmd, std::string& backend, bool allow_all);
 // Adds --min-rcond (compile_options::min_rcond: the singularity threshold; negative, the
 // default, is n eps of the value type).
 void add_min_rcond_option(CLI::App& cmd, double& min_rcond);
+// Adds --threads (compile_options::threads: host plans' threads; 0, the default, follows OpenMP).
+void add_threads_option(CLI::App& cmd, std::size_t& threads);
 loaded_source load_source(const source_options& o);
 dsl::parameters parse_assignments(const std::vector<std::string>& assignments);
 

@@ -14,12 +14,14 @@ struct explain_options {
   source_options source;
   std::string backend = "host";
   bool json = false;
+  std::size_t threads = 0;
 };
 
 void explain(const explain_options& o) {
   const loaded_source src = load_source(o.source);
   const dsl::parameters params = parse_assignments(o.source.assignments);
-  const auto program = evaluate(src, params);
+  auto program = evaluate(src, params);
+  program.options.threads = o.threads;
   check_parameters_used(program, params);
   // Plans only: nothing is allocated for the tensor, so any size can be explained.
   const auto exe = pointing_into(src, [&] { return dsl::prepare(program, parse_backend(o.backend), false); });
@@ -74,6 +76,7 @@ void register_explain(CLI::App& app) {
   auto* cmd = app.add_subcommand("explain", "Print the compiled plan of a program, without running it");
   add_source_options(*cmd, o->source);
   add_backend_option(*cmd, o->backend, false);
+  add_threads_option(*cmd, o->threads);
   cmd->add_flag("--json", o->json, "Print the plans as JSON (one entry per solve/apply stage)");
   cmd->footer(R"(Examples:
   kronex explain 'kron(mass(64, 3), mass(48, 3, periodic)).solve(ones())'

@@ -24,6 +24,7 @@ struct run_options {
   const CLI::Option* history_option = nullptr;
   bool check = false;
   double min_rcond = -1;
+  std::size_t threads = 0;
 };
 
 // A Krylov solve's history and outcome, as JSON (--history FILE).
@@ -44,6 +45,7 @@ void run(const run_options& o) {
   const dsl::parameters params = parse_assignments(o.source.assignments);
   auto program = evaluate(src, params);
   program.options.min_rcond = o.min_rcond;
+  program.options.threads = o.threads;
   check_parameters_used(program, params);
   if (o.history_option->count() && !program.krylov) {
     throw usage_error("--history " + o.history + ": the program does not end with a Krylov solve (cg, bicgstab, "
@@ -105,6 +107,7 @@ void register_run(CLI::App& app) {
   o->history_option = cmd->add_option("--history", o->history, "Krylov solves: write the residual history and the "
                                        "outcome to this JSON file (atomically)");
   add_min_rcond_option(*cmd, o->min_rcond);
+  add_threads_option(*cmd, o->threads);
   cmd->footer(R"(Examples:
   kronex run 'A = mtx_operator("A.mtx", 8, 8, 8); cg(A, ones(), jacobi(A), rtol=1e-10)' --history h.json
   kronex run 'kron(mass(64, 3), mass(64, 3, periodic)).solve(npy("b.npy"))' --out x.npy --check

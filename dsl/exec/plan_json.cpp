@@ -36,7 +36,8 @@ nlohmann::json to_json(const plan_description& p) {
   json j = {{"backend", p.backend},           {"value_type", p.value_type}, {"expression", p.expression},
             {"shape", p.shape},               {"setup", setup},             {"steps", steps},
             {"flops", p.flops()},             {"bytes", p.bytes()},         {"workspace_bytes", p.workspace_bytes},
-            {"factor_bytes", p.factor_bytes}, {"instantiated", p.instantiated}, {"text", to_string(p)}};
+            {"factor_bytes", p.factor_bytes}, {"threads", p.threads},       {"instantiated", p.instantiated},
+            {"text", to_string(p)}};
   if (p.counts_transfers) {
     j["transfers"] = {{"setup", p.setup_transfers}, {"setup_bytes", p.setup_transfer_bytes},
                       {"per_run", p.run_transfers()}, {"per_run_bytes", p.run_transfer_bytes()}};

@@ -346,6 +346,24 @@ class ExitCodesAndErrors(Base):
 
 
 class ExplainAndBench(Base):
+    def test_threads_change_the_plan_not_the_result(self):
+        # A tensor above the threaded size: 1, 2 and 3 threads give the same bits; the plan says
+        # how many; explain --json has the count.
+        prog = "kron(mass(40, 3), mass(36, 2, periodic), laplacian(30)).solve(random(5))"
+        results = []
+        for t in ("1", "2", "3"):
+            self.ok("run", prog, "--threads", t, "--out", "x%s.npy" % t)
+            results.append(np.load(self.path("x%s.npy" % t)))
+        np.testing.assert_array_equal(results[0], results[1])
+        np.testing.assert_array_equal(results[0], results[2])
+        two = self.ok("explain", prog, "--threads", "2").stdout
+        one = self.ok("explain", prog, "--threads", "1").stdout
+        self.assertIn("threads=2", two)
+        self.assertNotIn("threads=", one)
+        j = json.loads(self.ok("explain", prog, "--threads", "2", "--json").stdout)
+        self.assertEqual(j["stages"][0]["plan"]["threads"], 2)
+        self.fails(2, "run", prog, "--threads", "-1")
+
     def test_explain_any_size_allocates_nothing(self):
         # explain plans without factoring or allocating: a 2^36-value problem (512 GiB in double)
         # is explained on every backend in a small resident set, and a size the device cannot

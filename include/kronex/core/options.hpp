@@ -1,6 +1,7 @@
 #pragma once
 // compile_options: what a user may set when compiling a plan (kronex::compile(expr, like, opts)).
 // The defaults are what a plain compile(expr, like) and the lazy forms use.
+#include <cstddef>
 #include <memory>
 
 namespace kronex {
@@ -26,6 +27,17 @@ struct compile_options {
   // built or uploaded once, however many operators use it. None by default: every compile
   // factors its own factors.
   std::shared_ptr<factor_store> store;
+
+  // Threads a host plan runs its steps on (panels of lines and slabs of fused modes are split
+  // between them; the result is the same bits for any count). 0, the default: OpenMP's
+  // omp_get_max_threads(), which follows OMP_NUM_THREADS, for tensors of at least
+  // host_parallel_min_values values, one thread for smaller ones (starting threads would cost
+  // more than it saves); a count set here is used at every size. kronex built without OpenMP
+  // runs on one thread whatever this says.
+  std::size_t threads = 0;
 };
+
+// The smallest tensor (in values) a host step splits between threads.
+inline constexpr std::size_t host_parallel_min_values = std::size_t(1) << 15;
 
 } // namespace kronex

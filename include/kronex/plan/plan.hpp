@@ -30,8 +30,10 @@ struct plan_description {
   shape_t shape;
   std::vector<factor_setup> setup;
   std::vector<step> steps;
-  std::size_t workspace_bytes = 0;
+  std::size_t workspace_bytes = 0;  // all threads' together
   std::size_t factor_bytes = 0;
+  // Threads a host plan splits its steps between (compile_options::threads); printed when > 1.
+  std::size_t threads = 1;
   // Device plans count host<->device copies: those made once at compile time (uploads of the
   // factors' matrices) and those each run makes (the sum over the steps). Printed when set.
   bool counts_transfers = false;
@@ -110,7 +112,8 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
   os << "  total  steps=" << p.steps.size() << "  flops=" << detail::format_count(p.flops())
      << "  bytes=" << detail::format_count(p.bytes())
      << "  workspace=" << detail::format_count(double(p.workspace_bytes))
-     << "B  factors=" << detail::format_count(double(p.factor_bytes)) << "B\n";
+     << "B  factors=" << detail::format_count(double(p.factor_bytes)) << "B"
+     << (p.threads > 1 ? "  threads=" + std::to_string(p.threads) : std::string()) << "\n";
   if (p.counts_transfers) {
     os << "  transfers  setup=" << p.setup_transfers << " (" << detail::format_count(double(p.setup_transfer_bytes))
        << "B)  per run=" << p.run_transfers() << " (" << detail::format_count(p.run_transfer_bytes()) << "B)\n";

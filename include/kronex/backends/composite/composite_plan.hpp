@@ -35,6 +35,7 @@
 // Built in the phases every plan has: the check and plan phases (explain) read the factors'
 // entries only to test separability; instantiation solves the eigenproblems, compiles the
 // leaves and allocates the buffers; run() allocates nothing.
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -201,6 +202,7 @@ private:
     }
     out.workspace_bytes += leaf.workspace_bytes;
     out.factor_bytes += leaf.factor_bytes;
+    out.threads = std::max(out.threads, leaf.threads);  // the Kronecker products' steps are threaded
     out.counts_transfers = out.counts_transfers || leaf.counts_transfers;
     out.setup_transfers += leaf.setup_transfers;
     out.setup_transfer_bytes += leaf.setup_transfer_bytes;

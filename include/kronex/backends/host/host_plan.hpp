@@ -8,8 +8,10 @@
 //                the factors into row programs (or copies a dense apply's matrix for its GEMMs),
 //                allocates the workspace, and replaces the estimates by the exact numbers;
 //   run          run(): only walks the steps: no allocation, no factorization, safe when x
-//                aliases b.
-// One host_plan must not run on two threads at once (it owns one workspace); copies are
+//                aliases b. Panel steps, fused slab pairs, scalings and copies are split between
+//                the plan's threads (host_threads.hpp; one workspace each); the bits of the
+//                result do not depend on how many.
+// One host_plan must not run on two threads at once (it owns its workspace); copies are
 // independent.
 #include <cstddef>
 #include <cstring>
@@ -27,6 +29,7 @@
 #include "../../plan/plan.hpp"
 #include "../../plan/schedule.hpp"
 #include "gemm_apply.hpp"
+#include "host_threads.hpp"
 #include "lu_factors.hpp"
 #include "row_kernels.hpp"
 #include "row_program.hpp"
@@ -45,6 +48,7 @@ struct host_blueprint {
   std::vector<std::size_t> slab_group;  // per fused first step: slabs processed at once
   // One panel; the panel buffer holds `panels` of them, or an in-place GEMM chunk if larger.
   std::size_t panel_values = 0, panels = 0, gemm_values = 0, slab_values = 0, line_values = 0;
+  std::size_t threads = 1;  // each has its own panel buffer and slab buffer
   std::size_t panel_buffer_values() const { return std::max(panels * panel_values, gemm_values); }
 };
 
@@ -195,7 +199,9 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
   }
   bp.panel_values = panel;
   bp.panels = out_panel ? 2 : 1;
-  desc.workspace_bytes = (bp.panel_buffer_values() + bp.slab_values + bp.line_values) * sizeof(T);
+  bp.threads = host_threads_for(d.options.threads, product(shape));
+  desc.threads = bp.threads;
+  desc.workspace_bytes = (bp.threads * (bp.panel_buffer_values() + bp.slab_values) + bp.line_values) * sizeof(T);
   for (const host_step& s : bp.steps) desc.steps.push_back(to_step(s));
   return bp;
 }
@@ -214,7 +220,8 @@ public:
   // Instantiate a planned blueprint: d must be the description it was planned from.
   host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
       : m_shape(bp.desc.shape), m_desc(std::move(bp.desc)), m_steps(std::move(bp.steps)),
-        m_slab_group(std::move(bp.slab_group)), m_panel_values(bp.panel_values) {
+        m_slab_group(std::move(bp.slab_group)), m_panel_values(bp.panel_values), m_threads(bp.threads),
+        m_panel_stride(bp.panel_buffer_values()), m_slab_stride(bp.slab_values) {
     m_desc.factor_bytes = 0;
     for (std::size_t s = 0; s < m_steps.size(); ++s) {
       std::visit(overloaded{[&](copy_step&) { m_payload.push_back(0); },
@@ -225,8 +232,8 @@ public:
                  m_steps[s]);
       m_desc.steps[s] = to_step(m_steps[s]);
     }
-    m_panels.assign(bp.panel_buffer_values(), T(0));
-    m_slab.assign(bp.slab_values, T(0));
+    m_panels.assign(m_threads * m_panel_stride, T(0));
+    m_slab.assign(m_threads * m_slab_stride, T(0));
     m_lines.assign(bp.line_values, T(0));
     m_desc.instantiated = true;
   }
@@ -247,16 +254,18 @@ public:
         // A fused pair. Slab l holds the lines of both modes for one index l of the modes before
         // them; a group of consecutive slabs is contiguous. The first step goes tensor -> slab
         // buffer, the second slab buffer -> tensor.
+        // Groups are independent: each thread runs whole groups in its own slab buffer.
         const step_base& next = info(s + 1);
         const std::size_t slab = n * R, group = m_slab_group[s];
-        for (std::size_t l = 0; l < L; l += group) {
-          const std::size_t g = std::min(group, L - l);
-          run_step(s, g, n, R, src + l * slab, m_slab.data());
-          run_step(s + 1, g * n, next.view[1], next.view[2], m_slab.data(), x + l * slab);
-        }
+        parallel_pieces((L + group - 1) / group, m_threads, [&](std::size_t k, std::size_t t) {
+          const std::size_t l = k * group, g = std::min(group, L - l);
+          T* buffer = m_slab.data() + t * m_slab_stride;
+          run_step(s, g, n, R, src + l * slab, buffer, t);
+          run_step(s + 1, g * n, next.view[1], next.view[2], buffer, x + l * slab, t);
+        });
         ++s;
       } else {
-        run_step(s, L, n, R, src, x);
+        run_step(s, L, n, R, src, x, all_threads);
       }
       src = x;  // every later step works in place on x
     }
@@ -387,35 +396,75 @@ private:
     }
   }
 
-  // Step s on the tensor view (L, n, R) from src to dst (which may be equal).
-  void run_step(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const T* src, T* dst) {
+  // run_step's `thread` for a step that may split itself between all the plan's threads.
+  static constexpr std::size_t all_threads = std::size_t(-1);
+
+  // Pieces of a step: split between the threads (thread == all_threads), or all run by the
+  // calling one, which is thread `thread` of a split already made.
+  template <class F>
+  void pieces(std::size_t count, std::size_t thread, F&& f) {
+    if (thread == all_threads) {
+      parallel_pieces(count, m_threads, f);
+      return;
+    }
+    for (std::size_t k = 0; k < count; ++k) f(k, thread);
+  }
+
+  // Step s on the tensor view (L, n, R) from src to dst (which may be equal), with the workspace
+  // of `thread`, or split between all threads (all_threads). Function solves (the application's
+  // code) and GEMMs (BLAS threads them itself) run on the calling thread.
+  void run_step(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const T* src, T* dst, std::size_t thread) {
     const std::size_t payload = m_payload[s];
+    // Copies and scalings in runs of whole hyperplanes, one run per thread.
+    const std::size_t rows = L * n, runs = thread == all_threads ? std::min(m_threads, rows) : 1;
+    const auto row_runs = [&](auto&& f) {
+      pieces(runs, thread, [&](std::size_t k, std::size_t) { f(k * rows / runs, (k + 1) * rows / runs); });
+    };
     std::visit(
         overloaded{
             [&](const copy_step&) {
-              if (src != dst) std::memcpy(dst, src, L * n * R * sizeof(T));
+              if (src == dst) return;
+              row_runs([&](std::size_t r0, std::size_t r1) {
+                std::memcpy(dst + r0 * R, src + r0 * R, (r1 - r0) * R * sizeof(T));
+              });
             },
-            [&](const scale_step&) { scale_mode(L, n, R, m_scales[payload].data(), src, dst); },
+            [&](const scale_step&) {
+              const T* scale = m_scales[payload].data();
+              row_runs([&](std::size_t r0, std::size_t r1) {
+                for (std::size_t r = r0; r < r1; ++r) {
+                  const T f = scale[r % n];
+                  const T* in = src + r * R;
+                  T* out = dst + r * R;
+                  for (std::size_t j = 0; j < R; ++j) out[j] = f * in[j];
+                }
+              });
+            },
             [&](const function_step&) { run_function_solve(m_functions[payload], L, n, R, src, dst); },
             [&](const lu_subst_step&) {
               const auto& p = *m_programs[payload];
               const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
-              walk.run(src, dst, m_panels.data(), [&](T* panel, std::size_t strips) {
-                for (std::size_t k = 0; k < strips; ++k) run_solve_program(p, panel + k * n * V);
-                return panel;
+              pieces(walk.panels(), thread, [&](std::size_t k, std::size_t t) {
+                walk.run_panel(k, src, dst, m_panels.data() + t * m_panel_stride, [&](T* panel, std::size_t strips) {
+                  for (std::size_t j = 0; j < strips; ++j) run_solve_program(p, panel + j * n * V);
+                  return panel;
+                });
               });
             },
             [&](const matvec_step& m) {
               if (m.gemm) {
-                run_gemm_apply(*m_gemms[payload].matrix, m_gemms[payload].trans, L, n, R, src, dst, m_panels.data());
+                T* chunk = m_panels.data() + (thread == all_threads ? 0 : thread) * m_panel_stride;
+                run_gemm_apply(*m_gemms[payload].matrix, m_gemms[payload].trans, L, n, R, src, dst, chunk);
                 return;
               }
               const auto& p = *m_programs[payload];
               const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
-              T* out = m_panels.data() + m_panel_values;  // the output panel
-              walk.run(src, dst, m_panels.data(), [&](T* panel, std::size_t strips) {
-                for (std::size_t k = 0; k < strips; ++k) run_apply_program(p, panel + k * n * V, out + k * n * V);
-                return out;
+              pieces(walk.panels(), thread, [&](std::size_t k, std::size_t t) {
+                T* in = m_panels.data() + t * m_panel_stride;
+                T* out = in + m_panel_values;  // the output panel
+                walk.run_panel(k, src, dst, in, [&](T* panel, std::size_t strips) {
+                  for (std::size_t j = 0; j < strips; ++j) run_apply_program(p, panel + j * n * V, out + j * n * V);
+                  return out;
+                });
               });
             }},
         m_steps[s]);
@@ -426,6 +475,8 @@ private:
   std::vector<host_step> m_steps;               // parallel to m_desc.steps
   std::vector<std::size_t> m_slab_group;        // per fused first step: slabs processed at once
   std::size_t m_panel_values;                   // one panel; the output panel follows the first
+  std::size_t m_threads;                        // host_threads_for(options.threads, tensor size)
+  std::size_t m_panel_stride, m_slab_stride;    // one thread's panel buffer and slab buffer
   std::vector<std::size_t> m_payload;           // per step: index into m_programs, m_gemms, m_scales or m_functions
   // Read only once built, so copies of the plan and plans compiled with one factor_store share them.
   std::vector<std::shared_ptr<const row_program<T>>> m_programs;
@@ -436,8 +487,8 @@ private:
   std::vector<gemm_payload> m_gemms;
   std::vector<std::vector<T>> m_scales;
   std::vector<std::function<void(T*, std::size_t)>> m_functions;
-  std::vector<T> m_panels;
-  std::vector<T> m_slab;                        // a group of slabs of a fused step pair
+  std::vector<T> m_panels;                      // m_threads panel buffers
+  std::vector<T> m_slab;                        // m_threads slab buffers (a group of slabs of a fused pair)
   std::vector<T> m_lines;                       // gathered lines for function solves
 };
 

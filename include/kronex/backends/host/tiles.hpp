@@ -99,31 +99,19 @@ struct panel_walk {
     }
   }
 
-  // work(panel, strips) runs the kernel in place on the gathered strips and returns the panel to
-  // scatter from (the same panel, or an output panel of the same shape).
+  // Panels of the walk: each covers S*V lines (the last fewer), independent of the others.
+  std::size_t panels() const { return (lines() + S * V - 1) / (S * V); }
+
+  // Panel k: work(panel, strips) runs the kernel in place on the gathered strips and returns the
+  // panel to scatter from (the same panel, or an output panel of the same shape).
   template <class Work>
-  void run(const T* src, T* dst, T* panel, Work&& work) const {
-    const std::size_t total = lines();
-    for (std::size_t m0 = 0; m0 < total; m0 += S * V) {
-      const std::size_t strips = std::min(S, (total - m0 + V - 1) / V);
-      move_panel<true>(m0, strips, src, nullptr, panel);
-      T* out = work(panel, strips);
-      move_panel<false>(m0, strips, nullptr, dst, out);
-    }
+  void run_panel(std::size_t k, const T* src, T* dst, T* panel, Work&& work) const {
+    const std::size_t total = lines(), m0 = k * S * V;
+    const std::size_t strips = std::min(S, (total - m0 + V - 1) / V);
+    move_panel<true>(m0, strips, src, nullptr, panel);
+    T* out = work(panel, strips);
+    move_panel<false>(m0, strips, nullptr, dst, out);
   }
 };
-
-// A diagonal factor needs no panel: each hyperplane i of the mode is scaled by s[i].
-template <class T>
-void scale_mode(std::size_t L, std::size_t n, std::size_t R, const T* s, const T* src, T* dst) {
-  for (std::size_t l = 0; l < L; ++l) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const T f = s[i];
-      const T* in = src + (l * n + i) * R;
-      T* out = dst + (l * n + i) * R;
-      for (std::size_t r = 0; r < R; ++r) out[r] = f * in[r];
-    }
-  }
-}
 
 } // namespace kronex::detail
