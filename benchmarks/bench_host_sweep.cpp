@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
                 std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "unset");
     if (!blas.config.empty()) std::printf("OpenBLAS config: %s\n", blas.config.c_str());
     if (blas.generic)
-      std::printf("WARNING: OpenBLAS runs its generic '%s' kernels (CPU not recognised?): LAPACK calls are slow; "
+      std::printf("WARNING: OpenBLAS runs its generic '%s' kernels (CPU not recognised?): its factorisations and GEMMs are slow; "
                   "set OPENBLAS_CORETYPE (e.g. Haswell or SkylakeX) to the CPU's family\n", blas.corename.c_str());
   } else {
     std::printf("BLAS: not OpenBLAS, or built without its introspection (core unknown)\n");
