@@ -32,7 +32,8 @@ const char* const usage =
     "                     2D 64,128,256,512,1024,2048  3D 32,48,64,96,128,192,256  4D 8,12,16,24,32,48,64\n"
     "  --boundary B       clamped, periodic or both (default both)\n"
     "  --degree LIST      spline degrees 1..7, comma separated (default 3)\n"
-    "  --type LIST        float, double, complex_double (alias complex), comma separated (default double)\n"
+    "  --type LIST        float, double, complex_float, complex_double (alias complex), comma separated\n"
+    "                     (default double)\n"
     "  --reps R           timed solves per case (default: 41, 15 or 7 by size)\n"
     "  --warmup W         untimed solves before timing (default 1, at least 1)\n"
     "  --json FILE        also write the rows as JSON\n"
@@ -108,6 +109,7 @@ options parse(int argc, char** argv) {
       for (const auto& s : split(value(i))) {
         if (s == "float") o.types.push_back(sweep_type::f32);
         else if (s == "double") o.types.push_back(sweep_type::f64);
+        else if (s == "complex_float") o.types.push_back(sweep_type::c32);
         else if (s == "complex_double" || s == "complex") o.types.push_back(sweep_type::c64);
         else fail("unknown type '" + s + "'");
       }

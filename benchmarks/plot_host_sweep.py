@@ -61,7 +61,7 @@ def main(argv=None):
     fig, (ax_t, ax_r) = plt.subplots(1, 2, figsize=(12, 5))
     groups = curves(rows)
     colours = plt.get_cmap("tab10" if len(groups) <= 10 else "tab20")
-    markers = {"float": "s", "double": "o", "complex<double>": "^"}
+    markers = {"float": "s", "double": "o", "complex<float>": "v", "complex<double>": "^"}
     for i, (label, rs) in enumerate(groups.items()):
         n = [r["n"] for r in rs]
         style = dict(marker=markers.get(rs[0]["type"], "x"), color=colours(i % colours.N),

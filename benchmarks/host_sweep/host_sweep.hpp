@@ -10,8 +10,8 @@
 namespace kronex_bench {
 
 // The value types the sweep runs; the names are what --type takes and the JSON records.
-enum class sweep_type { f32, f64, c64 };
-const char* type_name(sweep_type t);       // "float", "double", "complex<double>"
+enum class sweep_type { f32, f64, c32, c64 };
+const char* type_name(sweep_type t);       // "float", "double", "complex<float>", "complex<double>"
 std::size_t type_size(sweep_type t);       // sizeof(T)
 
 struct sweep_case {
@@ -32,6 +32,7 @@ struct sweep_timing {
 sweep_timing time_case(const sweep_case& c);
 sweep_timing time_case_float(const sweep_case& c);
 sweep_timing time_case_double(const sweep_case& c);
+sweep_timing time_case_complex_float(const sweep_case& c);
 sweep_timing time_case_complex_double(const sweep_case& c);
 
 // The BLAS linked into this process, when it is OpenBLAS and the build found its introspection

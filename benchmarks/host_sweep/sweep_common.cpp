@@ -50,6 +50,7 @@ const char* type_name(sweep_type t) {
   switch (t) {
     case sweep_type::f32: return "float";
     case sweep_type::f64: return "double";
+    case sweep_type::c32: return "complex<float>";
     default: return "complex<double>";
   }
 }
@@ -58,6 +59,7 @@ std::size_t type_size(sweep_type t) {
   switch (t) {
     case sweep_type::f32: return sizeof(float);
     case sweep_type::f64: return sizeof(double);
+    case sweep_type::c32: return 2 * sizeof(float);
     default: return 2 * sizeof(double);
   }
 }
@@ -66,6 +68,7 @@ sweep_timing time_case(const sweep_case& c) {
   switch (c.type) {
     case sweep_type::f32: return time_case_float(c);
     case sweep_type::f64: return time_case_double(c);
+    case sweep_type::c32: return time_case_complex_float(c);
     default: return time_case_complex_double(c);
   }
 }

@@ -42,7 +42,7 @@ class Sweep(unittest.TestCase):
                 return out, json.load(f)
 
     def test_json_fields(self):
-        out, doc = self.sweep("--dim", "3", "--n", "6,8", "--degree", "1,2", "--type", "float,double,complex")
+        out, doc = self.sweep("--dim", "3", "--n", "6,8", "--degree", "1,2", "--type", "float,double,complex_float,complex")
         self.assertIn("triad bandwidth", out)
         self.assertIn("BLAS:", out)
         for key in ("triad_bandwidth_gb_s", "threads", "blas", "rows", "flags", "dim"):
@@ -50,9 +50,9 @@ class Sweep(unittest.TestCase):
         for key in ("openblas", "corename", "config", "threads", "generic_core"):
             self.assertIn(key, doc["blas"])
         self.assertGreater(doc["triad_bandwidth_gb_s"], 0)
-        # 2 sizes × 2 degrees × 2 boundaries × 3 types; periodic n=6 with p=2 is allowed (n ≥ 2p+1).
-        self.assertEqual(len(doc["rows"]), 24)
-        sizes = {"float": 4, "double": 8, "complex<double>": 16}
+        # 2 sizes × 2 degrees × 2 boundaries × 4 types; periodic n=6 with p=2 is allowed (n ≥ 2p+1).
+        self.assertEqual(len(doc["rows"]), 32)
+        sizes = {"float": 4, "double": 8, "complex<float>": 8, "complex<double>": 16}
         for r in doc["rows"]:
             for key in ROW_FIELDS:
                 self.assertIn(key, r)
