@@ -1,0 +1,6 @@
+// bench_host_sweep's timed cases for T = double (dimensions 2, 3 and 4).
+#include "time_case.hpp"
+
+namespace kronex_bench {
+sweep_timing time_case_double(const sweep_case& c) { return detail::time_typed<double>(c); }
+} // namespace kronex_bench
