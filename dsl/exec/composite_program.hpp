@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <deque>
 #include <map>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -55,9 +56,11 @@ public:
         m_stage[k] = &m_ops.back();
         return m_ops.back().plan();
       } catch (const not_separable& e) {
-        // Such an operator can still be applied: as the operator of a Krylov solve.
-        throw dsl_error(s.op->where, std::string(e.what()) +
-                                         (s.what == result_value::kind::solve
+        // Such an operator can still be applied: as the operator of a Krylov solve (which the
+        // library's message says already for a sum with an assembled operator in it).
+        const std::string what = e.what();
+        throw dsl_error(s.op->where, what +
+                                         (s.what == result_value::kind::solve && what.find("Krylov") == std::string::npos
                                               ? "; to solve with it, use a Krylov solver: cg(A, b [, P]), "
                                                 "bicgstab, gmres or minres"
                                               : ""));
