@@ -43,7 +43,7 @@ enum class op_method { transpose, adjoint, inverse };
 // How an operator is built: a Kronecker product, or (kronex's operator algebra, expr/algebra.hpp)
 // a scalar multiple, a sum or a composition of operators, or an assembled operator (below) as a
 // leaf of such a combination: what a kronex::sparse_operator<T> is in a C++ expression, a leaf
-// that is applied (a csr_spmv step of the host's composite plan), never solved.
+// that is applied (a csr_spmv step of the composite plan, on the host or the device), never solved.
 enum class operator_form { kron, scaled, sum, product, assembled };
 
 struct assembled_value;
@@ -70,7 +70,7 @@ struct operator_value {
   std::shared_ptr<const assembled_value> assembled;
   // Whether an assembled operator is among its leaves: then it is applied only (its .solve(b),
   // .inverse() and .pseudo_inverse(rtol) are refused, as kronex refuses them with not_separable),
-  // on the host only, or is the operator or preconditioner of a Krylov solve.
+  // or is the operator or preconditioner of a Krylov solve.
   bool has_assembled = false;
   std::array<std::complex<double>, 2> coefs{1.0, 1.0};
   kronex::op transform = kronex::op::none;

@@ -4,9 +4,9 @@
 // Each is compiled as kronex::compile compiles the same C++ expression: the operator_tree that
 // composite_expr::describe would build (Kronecker products described as kron_expr describes
 // them, then the same normalisation helpers in the same order), then the host's composite plan.
-// An assembled operator is the flat leaf kronex makes of a sparse_operator<T> (its action(),
-// a csr_spmv step), which the host's composite plan runs and the device's refuses
-// (backend_unavailable). Plain Kronecker products keep chain_executable's own path.
+// An assembled operator is the flat leaf kronex makes of a sparse_operator<T> (a csr_spmv step:
+// on the host its action(), on the device op(A) uploaded once in CSR and multiplied there).
+// Plain Kronecker products keep chain_executable's own path.
 #include <array>
 #include <cstddef>
 #include <deque>
@@ -65,12 +65,8 @@ public:
                                                 "bicgstab, gmres or minres"
                                               : ""));
       } catch (const backend_unavailable& e) {
-        // A backend that cannot run here (the device backend with no device visible), or an
-        // assembled operator in the combination, which only the host's plans run.
-        throw dsl_error(s.op->where, std::string(e.what()) +
-                                         (s.op->has_assembled ? "; an operator with an assembled operator in it "
-                                                                "runs on the host backend (--backend host)"
-                                                              : ""));
+        // A backend that cannot run here (the device backend with no device visible).
+        throw dsl_error(s.op->where, e.what());
       } catch (const singular_factor& e) {
         // A sum's smallest eigenvalue sum, or a factor of one of its Kronecker products: the
         // message says which; the mode alone would not.
