@@ -717,22 +717,18 @@ private:
                                         "; operators have .solve(x), .apply(x), .transpose(), .adjoint(), .inverse() "
                                         "and .pseudo_inverse(rtol)");
     }
-    if (auto* a = std::get_if<std::shared_ptr<const assembled_value>>(&target)) {
-      if (m == "solve") {
-        throw dsl_error(n.name_where, "cannot solve with " + (*a)->text + " directly: an assembled operator has no "
-                                      "Kronecker structure to solve with; use a Krylov solver: cg(A, b [, P]), "
-                                      "bicgstab, gmres or minres");
-      }
-      throw dsl_error(n.name_where, "'." + m + "' is not defined for an assembled operator (" + (*a)->text +
-                                    "): it is the operator or the preconditioner of a Krylov solve (cg, bicgstab, "
-                                    "gmres, minres)");
-    }
-    const auto* opp = std::get_if<std::shared_ptr<const operator_value>>(&target);
+    // An assembled operator as a leaf of operator arithmetic: A.apply(x) is the one-leaf
+    // combination's apply, A.transpose() and A.adjoint() are combinations too.
+    const value lifted = as_operator(target);
+    const auto* opp = std::get_if<std::shared_ptr<const operator_value>>(&lifted);
     if (!opp) {
       throw dsl_error(n.target->where, "'." + m + "' needs an operator (kron(...)), but " + text(*n.target) + " is " +
                                            kind_name(target));
     }
     const auto& op = *opp;
+    if (op->has_assembled && m != "apply" && m != "transpose" && m != "adjoint") {
+      refuse_direct_solve(*op, m == "solve" ? "solve with" : m == "inverse" ? "invert" : "pseudo-invert", n.name_where);
+    }
     if (m == "pseudo_inverse") {
       check_count(n, {".pseudo_inverse", 1, 1, "K.pseudo_inverse(rtol): rtol >= 0, eigenvalue sums below rtol times the largest are dropped"});
       const double rtol = coefficient_arg(n, 0, ".pseudo_inverse", "rtol");
@@ -848,8 +844,15 @@ private:
     return *x;
   }
 
+  // An assembled operator (mtx_operator(...), jacobi(...)) as a leaf of operator arithmetic;
+  // any other value as it is.
+  static value as_operator(const value& v) {
+    if (auto* a = std::get_if<std::shared_ptr<const assembled_value>>(&v)) return assembled_leaf(*a);
+    return v;
+  }
+
   value negate(const node& n) {
-    const value v = eval(*n.args[0]);
+    const value v = as_operator(eval(*n.args[0]));
     if (const auto x = as_number(v)) return -*x;
     if (auto* op = std::get_if<std::shared_ptr<const operator_value>>(&v)) {
       return scale(*op, -1.0, {n.name_where, text(n), n.where});
@@ -870,9 +873,9 @@ private:
 
   // a + b - c ... or a * b * c ..., left to right, as C++ evaluates the same expression.
   value arithmetic(const node& n) {
-    value acc = eval(*n.args[0]);
+    value acc = as_operator(eval(*n.args[0]));
     for (std::size_t i = 1; i < n.args.size(); ++i) {
-      const value rhs = eval(*n.args[i]);
+      const value rhs = as_operator(eval(*n.args[i]));
       const char sign = n.ops[i - 1];
       const operator_site site{n.op_where[i - 1], partial_text(n, i), n.where};
       const auto* a = std::get_if<std::shared_ptr<const operator_value>>(&acc);
@@ -881,8 +884,8 @@ private:
         if (!a || !b) {
           throw dsl_error(site.at, std::string("cannot ") + (sign == '+' ? "add " : "subtract ") + kind_name(rhs) +
                                        (sign == '+' ? " to " : " from ") + kind_name(acc) +
-                                       ": '+' and '-' combine operators (kron(...) and their sums, multiples and "
-                                       "compositions) of the same sizes");
+                                       ": '+' and '-' combine operators (kron(...), mtx_operator(...) and their sums, "
+                                       "multiples and compositions) of the same sizes");
         }
         acc = add(*a, *b, sign == '+' ? 1.0 : -1.0, site);
         continue;

@@ -74,7 +74,10 @@ std::shared_ptr<operator_value> combination(operator_form form, std::vector<oper
   v->combined_sizes = operands.front()->sizes();
   v->type = operands.front()->type;
   v->built = 1;
-  for (const auto& o : operands) v->built += o->built;
+  for (const auto& o : operands) {
+    v->built += o->built;
+    v->has_assembled = v->has_assembled || o->has_assembled;
+  }
   // The tree before any inversion: a scalar multiple is its operand's; sums (products) take in
   // the sums (products) among their operands (operator_tree.hpp's flatten).
   if (form == operator_form::scaled) {
@@ -93,6 +96,26 @@ std::shared_ptr<operator_value> combination(operator_form form, std::vector<oper
 }
 
 } // namespace
+
+operator_ptr assembled_leaf(const std::shared_ptr<const assembled_value>& a) {
+  auto v = std::make_shared<operator_value>();
+  v->form = operator_form::assembled;
+  v->assembled = a;
+  v->has_assembled = true;
+  v->type = a->type;
+  v->text = a->text;
+  v->where = a->where;
+  v->combined_sizes = a->shape;
+  return v;
+}
+
+[[noreturn]] void refuse_direct_solve(const operator_value& a, const char* what, const source_range& at) {
+  throw dsl_error(at, std::string("cannot ") + what + " " + a.text + ": " +
+                          (a.form == operator_form::assembled ? "an assembled operator has"
+                                                              : "it has an assembled operator, which has") +
+                          " no Kronecker structure to solve with (it is applied, not solved); use a Krylov solver: "
+                          "cg(A, b [, P]), bicgstab, gmres or minres");
+}
 
 operator_ptr add(const operator_ptr& a, const operator_ptr& b, double sign, const operator_site& s) {
   const char* what = sign > 0 ? "the sum" : "the difference";
@@ -126,6 +149,7 @@ operator_ptr with_method(const operator_ptr& a, op_method m, const operator_site
     case op_method::transpose: v->transform = compose_transpose(a->transform); break;
     case op_method::adjoint: v->transform = compose_adjoint(a->transform); break;
     case op_method::inverse:
+      if (a->has_assembled) refuse_direct_solve(*a, "invert", s.at);
       v->inversion = a->inversion.inverted();
       if (v->inversion.s == inversion::state::undefined) {
         throw dsl_error(s.at, "the inverse of a pseudo-inverse is not defined: " + a->text +
@@ -137,6 +161,7 @@ operator_ptr with_method(const operator_ptr& a, op_method m, const operator_site
 }
 
 operator_ptr pseudo_inverse(const operator_ptr& a, double rtol, const operator_site& s) {
+  if (a->has_assembled) refuse_direct_solve(*a, "pseudo-invert", s.at);
   const tree_shape k = normalised(*a).first;
   const bool inverted_kron = !a->combined() && std::count(a->methods.begin(), a->methods.end(), op_method::inverse) % 2;
   if (k == tree_shape::product || k == tree_shape::inverse_sum || inverted_kron) {

@@ -41,8 +41,12 @@ struct factor_value {
 enum class op_method { transpose, adjoint, inverse };
 
 // How an operator is built: a Kronecker product, or (kronex's operator algebra, expr/algebra.hpp)
-// a scalar multiple, a sum or a composition of operators.
-enum class operator_form { kron, scaled, sum, product };
+// a scalar multiple, a sum or a composition of operators, or an assembled operator (below) as a
+// leaf of such a combination: what a kronex::sparse_operator<T> is in a C++ expression, a leaf
+// that is applied (a csr_spmv step of the composite plan, on the host or the device), never solved.
+enum class operator_form { kron, scaled, sum, product, assembled };
+
+struct assembled_value;
 
 // The kind of operator_tree node an operator becomes once normalised (plan/operator_tree.hpp),
 // tracked while building so that limits are checked when the program is written.
@@ -59,8 +63,15 @@ struct operator_value {
   // kronex::composite_expr records them: the operands (one for scaled, two otherwise), their
   // coefficients (scaled: the scalar; sum: 1 and 1 or -1), the transposes and adjoints called
   // on the combination (composed into one op), and whether it is inverted or pseudo-inverted.
+  // An assembled leaf (form == assembled) has no operands: `assembled` is its matrix, and its
+  // transposes and adjoints are in `transform`, as on the one-term scalar multiple 1 * A.
   operator_form form = operator_form::kron;
   std::vector<std::shared_ptr<const operator_value>> operands;
+  std::shared_ptr<const assembled_value> assembled;
+  // Whether an assembled operator is among its leaves: then it is applied only (its .solve(b),
+  // .inverse() and .pseudo_inverse(rtol) are refused, as kronex refuses them with not_separable),
+  // or is the operator or preconditioner of a Krylov solve.
+  bool has_assembled = false;
   std::array<std::complex<double>, 2> coefs{1.0, 1.0};
   kronex::op transform = kronex::op::none;
   kronex::detail::inversion inversion;
@@ -135,7 +146,9 @@ struct result_value {
 // An assembled operator: mtx_operator("A.mtx", n1, ..., nd [, type]) (a sparse matrix read from
 // a Matrix Market file, acting on tensors of shape (n1, ..., nd)), or jacobi(A) of one (the
 // diagonal matrix diag(A)^-1). It has no Kronecker structure: it is the operator or the
-// preconditioner of a Krylov solve, nothing else.
+// preconditioner of a Krylov solve as it is, and a leaf of operator arithmetic (A + K, 2 * A,
+// A * K, A.transpose(), A.apply(x): operator_algebra.hpp's assembled_leaf) that is applied, never
+// solved.
 struct assembled_value {
   std::variant<std::monostate, sparse_operator<float>, sparse_operator<double>, sparse_operator<std::complex<float>>,
                sparse_operator<std::complex<double>>> op;

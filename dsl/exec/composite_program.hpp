@@ -4,17 +4,22 @@
 // Each is compiled as kronex::compile compiles the same C++ expression: the operator_tree that
 // composite_expr::describe would build (Kronecker products described as kron_expr describes
 // them, then the same normalisation helpers in the same order), then the host's composite plan.
+// An assembled operator is the flat leaf kronex makes of a sparse_operator<T> (a csr_spmv step:
+// on the host its action(), on the device op(A) uploaded once in CSR and multiplied there).
 // Plain Kronecker products keep chain_executable's own path.
 #include <array>
 #include <cstddef>
 #include <deque>
 #include <map>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <kronex/compile.hpp>
 #include <kronex/factors/any_factor.hpp>
+#include <kronex/operators/sparse_operator.hpp>
 
 #include "eval/evaluator.hpp"
 
@@ -51,9 +56,11 @@ public:
         m_stage[k] = &m_ops.back();
         return m_ops.back().plan();
       } catch (const not_separable& e) {
-        // Such an operator can still be applied: as the operator of a Krylov solve.
-        throw dsl_error(s.op->where, std::string(e.what()) +
-                                         (s.what == result_value::kind::solve
+        // Such an operator can still be applied: as the operator of a Krylov solve (which the
+        // library's message says already for a sum with an assembled operator in it).
+        const std::string what = e.what();
+        throw dsl_error(s.op->where, what +
+                                         (s.what == result_value::kind::solve && what.find("Krylov") == std::string::npos
                                               ? "; to solve with it, use a Krylov solver: cg(A, b [, P]), "
                                                 "bicgstab, gmres or minres"
                                               : ""));
@@ -105,6 +112,16 @@ private:
     return tree::from_leaf(replay(kronex::kron(*f[I]...), v.methods).template describe<T>());
   }
 
+  // An assembled leaf: the tree C++ gives for (1 * A).transpose() ..., A the sparse_operator<T>
+  // (tree_of makes a flat leaf of its action(); a coefficient of 1 and no op leave it as it is).
+  static tree assembled(const operator_value& v, const kronex::detail::inversion& inv) {
+    const auto* a = std::get_if<sparse_operator<T>>(&v.assembled->op);
+    if (!a) throw kronex::error("kronex dsl: internal error: an assembled operator's value type differs from the program's");
+    std::vector<tree> operands;
+    operands.push_back(kronex::detail::tree_of<T>(*a));
+    return kronex::detail::combine_trees<T>(node_kind::scaled, std::move(operands), v.coefs.data(), v.transform, inv);
+  }
+
   // composite_expr::describe for one combination, its operands' trees given.
   static tree combine(const operator_value& v, std::vector<tree> operands, const kronex::detail::inversion& inv) {
     const node_kind k = v.form == operator_form::scaled ? node_kind::scaled
@@ -131,9 +148,10 @@ private:
         continue;
       }
       const bool is_root = stack.size() == 1;
-      tree t = !f.v->combined() ? leaf(*f.v, std::make_index_sequence<D>{})
-                                : combine(*f.v, std::move(f.done),
-                                          is_root && solve ? f.v->inversion.inverted() : f.v->inversion);
+      const auto inv = is_root && solve ? f.v->inversion.inverted() : f.v->inversion;
+      tree t = !f.v->combined()                          ? leaf(*f.v, std::make_index_sequence<D>{})
+               : f.v->form == operator_form::assembled ? assembled(*f.v, inv)
+                                                        : combine(*f.v, std::move(f.done), inv);
       stack.pop_back();
       if (stack.empty()) return t;
       stack.back().done.push_back(std::move(t));

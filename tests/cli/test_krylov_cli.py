@@ -357,9 +357,9 @@ class BenchAndExplain(Base):
 
 
 class Errors(Base):
-    def error(self, program, message, marker, nth=1):
+    def error(self, program, message, marker, nth=1, args=()):
         """Exit code 2, `message`, and the caret at the nth occurrence of `marker` in the program."""
-        r = self.run_kronex(2, "run", program)
+        r = self.run_kronex(2, "run", program, *args)
         self.assertIn(message, r.stderr)
         offset = -1
         for _ in range(nth):
@@ -399,8 +399,13 @@ class Errors(Base):
                    "value type mismatch", "kron")
         self.error('x = cg(%s, ones())\nkron(mass(7, 2), mass(6, 2), mass(8, 2)).solve(x)' % A,
                    "a Krylov solve must be the last statement", "x)")
-        self.error('cg(%s.transpose(), ones())' % A, "'.transpose' is not defined for an assembled operator", "transpose")
-        self.error('%s + %s' % (A, A), "cannot add an assembled operator to an assembled operator", "+")
+        self.error('cg(%s.inverse(), ones())' % A, "cannot invert %s: an assembled operator has no Kronecker" % A,
+                   "inverse")
+        self.error('%s + kron(mass(7, 2), mass(6, 2))' % A,
+                   "the sum of operators with different sizes: %s has sizes (7, 6, 8), kron(mass(7, 2), mass(6, 2)) "
+                   "has sizes (7, 6)" % A, "+")
+        self.error('%s - kron(mass(7, 2, float32), mass(6, 2, float32), mass(8, 2, float32))' % A,
+                   "the difference of operators with different value types", "-")
 
     def test_a_sum_that_cannot_be_solved_directly_is_solved_with_a_krylov_method(self):
         L = "L = kron(laplacian(7), mass(5, 1)) + kron(mass(7, 2), laplacian(5)) + kron(mass(7, 1), mass(5, 1))\n"
@@ -422,6 +427,82 @@ class Errors(Base):
         with open(self.path("zero.mtx"), "w") as f:
             f.write("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 1 1.0\n")
         self.error('Z = mtx_operator("zero.mtx", 2)\ncg(Z, ones(), jacobi(Z))', "diagonal entry of row 1 is zero", "jacobi")
+
+
+class AssembledOperatorsInArithmetic(Base):
+    """An assembled operator in operator arithmetic (A + K, c A, A K, K A, transposes): applied (a
+    csr_spmv step of the plan) on every backend, checked against SciPy's product; refused by
+    .solve (use a Krylov solver); accepted as a Krylov solver's operator."""
+
+    DEFS = ('A = mtx_operator("A.mtx", %d, %d, %d)\n' % SHAPE +
+            'K = kron(mtx("M0.mtx"), mtx("M1.mtx"), mtx("M2.mtx"))\n')
+    error = Errors.error
+
+    def kron_matrix(self):
+        return scipy.sparse.kron(scipy.sparse.kron(self.M1[0], self.M1[1]), self.M1[2]).tocsr()
+
+    def applied(self, expression, out, backend):
+        r = self.run_kronex(0, "run", self.DEFS + expression + '.apply(npy("b.npy"))', "--out", out,
+                            "--backend", backend)
+        self.assertIn("backend " + ("host" if backend == "host" else "device/"), r.stdout)
+        y = np.load(self.path(out))
+        self.assertEqual(y.shape, SHAPE)
+        return y.ravel()
+
+    def check_close(self, got, want):
+        self.assertLess(np.linalg.norm(got - want) / np.linalg.norm(want), 1e-13)
+
+    def test_apply_matches_scipy(self):
+        A, K, b = self.A, self.kron_matrix(), self.b.ravel()
+        J = scipy.sparse.diags(1 / self.A.diagonal())
+        for backend in BACKENDS:
+            with self.subTest(backend=backend):
+                self.check_close(self.applied("(A + 0.5 * K)", "sum.npy", backend), (A + 0.5 * K) @ b)
+                self.check_close(self.applied("(K * A - 2 * A)", "composition.npy", backend), (K @ A - 2 * A) @ b)
+                self.check_close(self.applied("(A * K + 0.5 * K).transpose()", "transpose.npy", backend),
+                                 (A @ K + 0.5 * K).T @ b)
+                self.check_close(self.applied("(jacobi(A) * K)", "jacobi.npy", backend), (J @ K) @ b)
+                self.check_close(self.applied("A", "bare.npy", backend), A @ b)
+                self.check_close(self.applied("(-A)", "negated.npy", backend), -(A @ b))
+
+    def test_the_plan_shows_the_spmv_step(self):
+        r = self.run_kronex(0, "explain", self.DEFS + '(A + 0.5 * K).transpose().apply(npy("b.npy"))')
+        self.assertIn("plan sparse_operator(7,6,8)^T+0.5*kron(f0,f1,f2)^T on (7,6,8)", r.stdout)
+        self.assertIn("apply  csr_spmv sparse_operator(7,6,8)^T", r.stdout)
+        # The transpose of the leaf alone (A is symmetric here: only the plan tells it).
+        r = self.run_kronex(0, "explain", self.DEFS + '(A.transpose() * K).apply(ones())')
+        self.assertIn("plan sparse_operator(7,6,8)^T*kron(f0,f1,f2) on (7,6,8)", r.stdout)
+        # The bare apply: one csr_spmv step.
+        r = self.run_kronex(0, "explain", self.DEFS + 'A.apply(ones())')
+        self.assertIn("plan sparse_operator(7,6,8) on (7,6,8)", r.stdout)
+        self.assertIn("apply  csr_spmv sparse_operator(7,6,8)  ", r.stdout)
+
+    def test_solve_and_inverse_point_at_the_call(self):
+        self.error(self.DEFS + '(A + 0.5 * K).solve(npy("b.npy"))',
+                   "cannot solve with A + 0.5 * K: it has an assembled operator, which has no Kronecker structure to "
+                   "solve with (it is applied, not solved); use a Krylov solver: cg(A, b [, P])", "solve")
+        self.error(self.DEFS + 'L = K * A\nL.inverse().apply(ones())', "cannot invert K * A", "inverse")
+        self.error(self.DEFS + '(A + K).pseudo_inverse(1e-8).apply(ones())', "cannot pseudo-invert A + K",
+                   "pseudo_inverse")
+
+    @unittest.skipUnless(DEVICE, "no device runtime in this kronex")
+    def test_the_device_plan_uploads_the_matrix_once(self):
+        r = self.run_kronex(0, "explain", self.DEFS + '(A + 0.5 * K).apply(npy("b.npy"))', "--backend", "device")
+        self.assertRegex(r.stdout, r"plan sparse_operator\(7,6,8\)\+0\.5\*kron\(f0,f1,f2\) on \(7,6,8\):\(48,8,1\) "
+                                   r"\[device \w+, double\]")
+        self.assertIn("apply  csr_spmv sparse_operator(7,6,8)", r.stdout)
+        self.assertIn("per run=0", r.stdout)
+
+    def test_a_sum_with_an_assembled_operator_is_a_krylov_operator(self):
+        want = scipy.sparse.linalg.spsolve((self.A + 0.5 * self.kron_matrix()).tocsc(), self.b.ravel())
+        for backend in BACKENDS:
+            with self.subTest(backend=backend):
+                out = "xk-%s.npy" % backend
+                r = self.run_kronex(0, "run", self.DEFS + 'cg(A + 0.5 * K, npy("b.npy"), K.inverse(), rtol=1e-12)',
+                                    "--out", out, "--backend", backend)
+                self.assertIn("converged", r.stdout)
+                x = np.load(self.path(out)).ravel()
+                self.assertLess(np.linalg.norm(x - want) / np.linalg.norm(want), 1e-9)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 // as kronex::explain prints the equivalent C++ expression, and the
 // results are identical (bit for bit: same plan, same operand), on the host and on the (CPU)
 // device. The operand is the one the DSL generated (random(seed), ones() or a file). Operator
-// sums, multiples, compositions, pseudo-inverses and Krylov solves are compared on both too.
+// sums, multiples, compositions, pseudo-inverses, assembled operators in them (sparse_operator
+// leaves) and Krylov solves are compared on both too.
 #define BOOST_TEST_MODULE dsl_vs_cpp
 #include <boost/test/unit_test.hpp>
 
@@ -467,4 +468,86 @@ BOOST_AUTO_TEST_CASE(krylov_minres_and_bicgstab_with_dsl_operators) {
                    return kronex::bicgstab(kronex::kron(L0, L1, M2).transpose(), b, x,
                                            (kronex::kron(L0, M1, M2) + kronex::kron(M0, L1, M2)).inverse(), o);
                  });
+}
+
+// ---- assembled operators in operator arithmetic: the sparse_operator leaf of the C++ expression --
+
+namespace {
+
+// compare (host and, with a device runtime, the CPU device, where the library uploads the
+// sparse matrix once and multiplies it with the device's sparse product), and the plan's step.
+template <class T, std::size_t D, class Make>
+void compare_with_spmv(const std::string& source, Make&& make) {
+  compare<T, D>(source, make);
+  const auto program = kronex::dsl::evaluate(source);
+  const std::string plan = to_string(kronex::dsl::prepare(program, backend_kind::host, false)->plans().back());
+  BOOST_TEST(plan.find("apply  csr_spmv sparse_operator(4,3,5)") != std::string::npos, plan);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(assembled_operator_in_sums_compositions_and_transposes) {
+  write_krylov_matrix();
+  const auto A = kronex::sparse_operator<double>::read_matrix_market(krylov_mtx, krylov_shape);
+  const auto L0 = gallery::laplacian<double>(4), L1 = gallery::laplacian<double>(3), L2 = gallery::laplacian<double>(5);
+  const auto M0 = gallery::bspline_mass<double>(4, 1), M1 = gallery::bspline_mass<double>(3, 1),
+             M2 = gallery::bspline_mass<double>(5, 2);
+  const auto K = kronex::kron(L0, M1, M2);
+  const std::string defs = "A = mtx_operator(\"test_dsl_vs_cpp_krylov.mtx\", 4, 3, 5)\n"
+                           "K = kron(laplacian(4), mass(3, 1), mass(5, 2))\n";
+  compare_with_spmv<double, 3>(defs + "(A + 0.5 * K).apply(random(3))",
+                               [&](const auto& b) { return (A + 0.5 * K).apply(b); });
+  // Compositions: K^-1 A (the Kronecker product solved, A applied), A K, and -A + 2 A K.
+  compare_with_spmv<double, 3>(defs + "(K.inverse() * A).apply(random(4))",
+                               [&](const auto& b) { return (K.inverse() * A).apply(b); });
+  compare_with_spmv<double, 3>(defs + "(-A + 2 * A * K).apply(ones())",
+                               [&](const auto& b) { return (-A + 2 * A * K).apply(b); });
+  // Transposes and adjoints: of a sum, and of the leaf alone (the one-term multiple 1 * A).
+  compare_with_spmv<double, 3>(defs + "(A - 0.5 * K).transpose().apply(random(5))",
+                               [&](const auto& b) { return (A - 0.5 * K).transpose().apply(b); });
+  compare_with_spmv<double, 3>(defs + "(jacobi(A).adjoint() * K + A.transpose()).apply(random(6))", [&](const auto& b) {
+    return ((1.0 * kronex::jacobi(A)).adjoint() * K + (1.0 * A).transpose()).apply(b);
+  });
+  // A bare apply: the sparse_operator's own product, bit for bit, through the one-leaf plan (on
+  // the device, the device's sparse product against the same plan compiled by the library).
+  const auto program = kronex::dsl::evaluate(defs + "A.apply(random(7))");
+  const auto b = dsl_operand<double, 3>(program);
+  auto exec = kronex::dsl::prepare(program, backend_kind::host);
+  BOOST_TEST(to_string(exec->plans().back()).find("apply  csr_spmv sparse_operator(4,3,5)") != std::string::npos);
+  exec->run();
+  const xt::xtensor<double, 3> want = A.apply(b);
+  const auto result = exec->result();
+  const auto& got = std::get<xt::xarray<double>>(result.data);
+  BOOST_TEST(std::equal(want.begin(), want.end(), got.begin(), got.end()));
+#if KRONEX_TEST_DEVICE
+  auto on_device = kronex::dsl::prepare(program, backend_kind::device);
+  BOOST_TEST(to_string(on_device->plans().back()).find("apply  csr_spmv sparse_operator(4,3,5)") != std::string::npos);
+  on_device->run();
+  const auto device_result = on_device->result();
+  const auto& y = std::get<xt::xarray<double>>(device_result.data);
+  BOOST_REQUIRE(y.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) BOOST_TEST(std::abs(y.flat(i) - want.flat(i)) <= 1e-13 * std::abs(want.flat(i)) + 1e-300);
+#endif
+  std::remove(krylov_mtx);
+}
+
+BOOST_AUTO_TEST_CASE(krylov_cg_with_an_assembled_operator_plus_a_kronecker_sum) {
+  // A = S + (L0 M1 M2 + M0 L1 M2 + 0.25 M0 M1 L2), S the assembled matrix: symmetric positive
+  // definite, neither assembled nor Kronecker; CG preconditioned by the Kronecker sum's inverse.
+  write_krylov_matrix();
+  const auto S = kronex::sparse_operator<double>::read_matrix_market(krylov_mtx, krylov_shape);
+  const auto L0 = gallery::laplacian<double>(4), L1 = gallery::laplacian<double>(3), L2 = gallery::laplacian<double>(5);
+  const auto M0 = gallery::bspline_mass<double>(4, 1), M1 = gallery::bspline_mass<double>(3, 1),
+             M2 = gallery::bspline_mass<double>(5, 1);
+  const auto sum = kronex::kron(L0, M1, M2) + kronex::kron(M0, L1, M2) + 0.25 * kronex::kron(M0, M1, L2);
+  kronex::krylov_options<double> opt;
+  opt.rtol = 1e-11;
+  const std::string source = "S = mtx_operator(\"test_dsl_vs_cpp_krylov.mtx\", 4, 3, 5)\n"
+                             "L = kron(laplacian(4), mass(3, 1), mass(5, 1)) + kron(mass(4, 1), laplacian(3), mass(5, 1)) + "
+                             "0.25 * kron(mass(4, 1), mass(3, 1), laplacian(5))\n"
+                             "cg(S + L, random(8), L.inverse(), rtol=1e-11)";
+  compare_krylov(source, opt, [&](const auto& b, auto& x, const auto& o) {
+    return kronex::cg(S + sum, b, x, sum.inverse(), o);
+  });
+  std::remove(krylov_mtx);
 }

@@ -403,6 +403,61 @@ BOOST_AUTO_TEST_CASE(operator_arithmetic_errors) {
   check_error(defs + "(A + A).pseudo_inverse(0.1).solve(ones())", 2, 29, 5, "cannot solve with (A + A).pseudo_inverse(0.1)");
 }
 
+// An assembled operator (mtx_operator, jacobi) in operator arithmetic: a leaf of the combination,
+// which is applied only; sizes and value types checked at the operator sign as for Kronecker
+// operands; .solve, .inverse and .pseudo_inverse refused at the call; the limits count it.
+BOOST_AUTO_TEST_CASE(assembled_operators_in_operator_arithmetic) {
+  const std::string path = "test_language_assembled.mtx";
+  {
+    std::ofstream f(path);
+    f << "%%MatrixMarket matrix coordinate real general\n4 4 6\n1 1 2.0\n2 2 3.0\n3 3 4.0\n4 4 5.0\n1 2 -1.0\n3 4 0.5\n";
+  }
+  const std::string defs = "A = mtx_operator(\"" + path + "\", 4); K = kron(laplacian(4))\n";
+  {
+    const auto p = evaluate(defs + "(A + 0.5 * K).apply(ones())");
+    const operator_value& v = *p.stages.at(0).op;
+    BOOST_TEST((v.form == operator_form::sum));
+    BOOST_TEST(v.has_assembled);
+    BOOST_TEST((v.operands.at(0)->form == operator_form::assembled));
+    BOOST_TEST(v.operands.at(0)->assembled.get() != nullptr);
+    BOOST_TEST(!v.operands.at(1)->has_assembled);
+    BOOST_TEST((v.sizes() == kronex::shape_t{4}));
+    BOOST_TEST((v.type == kronex::dsl::dtype::float64));
+    BOOST_TEST(v.built == 4u);  // the sum, A, the multiple, K
+  }
+  {
+    // A bare apply: the one-leaf combination; a transpose of it is the leaf with its op.
+    const auto p = evaluate(defs + "A.transpose().apply(A.apply(ones()))");
+    BOOST_TEST((p.stages.at(0).op->form == operator_form::assembled));
+    BOOST_TEST((p.stages.at(1).op->form == operator_form::assembled));
+    BOOST_TEST((p.stages.at(1).op->transform == kronex::op::transpose));
+    const auto q = evaluate(defs + "(K * jacobi(A) - -A).adjoint()");
+    BOOST_TEST(q.bare_operator->has_assembled);
+    BOOST_TEST((q.bare_operator->transform == kronex::op::adjoint));
+  }
+  check_error(defs + "L = A + kron(mass(6, 1))", 2, 7, 1,
+              "the sum of operators with different sizes: mtx_operator(\"" + path + "\", 4) has sizes (4,), "
+              "kron(mass(6, 1)) has sizes (6,)");
+  check_error(defs + "L = kron(mass(6, 1)) * A", 2, 22, 1, "the composition of operators with different sizes");
+  check_error(defs + "L = A - kron(laplacian(4, float32))", 2, 7, 1,
+              "the difference of operators with different value types: mtx_operator(\"" + path + "\", 4) is float64, "
+              "kron(laplacian(4, float32)) is float32");
+  check_error(defs + "(A + K).solve(ones())", 2, 9, 5, "cannot solve with A + K: it has an assembled operator");
+  check_error(defs + "(2 * A).solve(ones())", 2, 9, 5, "use a Krylov solver: cg(A, b [, P])");
+  check_error(defs + "A.solve(ones())", 2, 3, 5, "cannot solve with mtx_operator(");
+  check_error(defs + "(K * A).inverse()", 2, 9, 7, "cannot invert K * A: it has an assembled operator");
+  check_error(defs + "A.inverse()", 2, 3, 7, "cannot invert mtx_operator(");
+  check_error(defs + "(A + K).pseudo_inverse(0)", 2, 9, 14, "cannot pseudo-invert A + K");
+  check_error(defs + "A + ones()", 2, 3, 1, "cannot add a tensor to an operator");
+  // A Kronecker product inverted inside a combination with A is fine (it is solved, A applied).
+  BOOST_TEST(evaluate(defs + "(K.inverse() * A).apply(ones())").stages.at(0).op->has_assembled);
+  // The limits count an assembled leaf as one term.
+  std::string doubled = defs + "L = A\n";
+  for (std::size_t k = 0; k < 64; ++k) doubled += "L = L + L\n";
+  check_error(doubled + "L", 2 + 12, 7, 1, "too many terms: this operator would hold 8191");
+  std::remove(path.c_str());
+}
+
 // Operator arithmetic counts what it builds: L = L + K many times stops at the limit, with an
 // error at the statement that would pass it, and no recursion anywhere grows with the program
 // (100000 rebindings, parsed and evaluated up to the error).
