@@ -36,10 +36,12 @@ const char* const usage =
     "                     (default double)\n"
     "  --reps R           timed solves per case (default: 41, 15 or 7 by size)\n"
     "  --warmup W         untimed solves before timing (default 1, at least 1)\n"
+    "  --threads LIST     kronex's host threads (compile_options::threads), comma separated; 0 follows\n"
+    "                     OMP_NUM_THREADS (default 1)\n"
     "  --json FILE        also write the rows as JSON\n"
     "  --help             this text\n"
-    "Threads: kronex's host backend runs one thread; the OMP_NUM_THREADS and OpenBLAS thread counts\n"
-    "in the environment are recorded (set OPENBLAS_NUM_THREADS=1 for single-thread LAPACK calls).\n"
+    "Threads: each row records the threads its plan ran on; OMP_NUM_THREADS and the OpenBLAS thread\n"
+    "count are recorded too (set OPENBLAS_NUM_THREADS=1 for single-thread LAPACK calls).\n"
     "A case that the gallery refuses (clamped n < p+1, periodic n < 2p+1) is skipped with a note.\n";
 
 struct options {
@@ -47,6 +49,7 @@ struct options {
   std::vector<std::size_t> sizes, degrees{3};
   std::vector<kronex::boundary> boundaries{kronex::boundary::clamped, kronex::boundary::periodic};
   std::vector<sweep_type> types{sweep_type::f64};
+  std::vector<std::size_t> threads{1};
   int reps = 0, warmup = 1;
   std::string json;
 };
@@ -113,6 +116,9 @@ options parse(int argc, char** argv) {
         else if (s == "complex_double" || s == "complex") o.types.push_back(sweep_type::c64);
         else fail("unknown type '" + s + "'");
       }
+    } else if (a == "--threads") {
+      o.threads.clear();
+      for (const auto& s : split(value(i))) o.threads.push_back(to_size(s, "thread count"));
     } else if (a == "--reps") {
       o.reps = int(to_size(value(i), "repeat count"));
     } else if (a == "--warmup") {
@@ -125,7 +131,7 @@ options parse(int argc, char** argv) {
       o.sizes.push_back(to_size(a, "size"));
     }
   }
-  if (o.degrees.empty() || o.types.empty()) fail("empty --degree or --type list");
+  if (o.degrees.empty() || o.types.empty() || o.threads.empty()) fail("empty --degree, --type or --threads list");
   if (o.sizes.empty()) {
     if (o.dim == 2) o.sizes = {64, 128, 256, 512, 1024, 2048};
     else if (o.dim == 3) o.sizes = {32, 48, 64, 96, 128, 192, 256};
@@ -162,7 +168,7 @@ int main(int argc, char** argv) {
   const kronex_bench::blas_info blas = kronex_bench::query_blas();
   const char* omp_env = std::getenv("OMP_NUM_THREADS");
   const char* openblas_env = std::getenv("OPENBLAS_NUM_THREADS");
-  // The host backend has no threads of its own; the environment's setting is recorded.
+  // What OpenMP's default (--threads 0) gives: OMP_NUM_THREADS when set.
   const int threads = omp_env && std::atoi(omp_env) > 0 ? std::atoi(omp_env) : 1;
 
   std::printf("kronex host solve sweep: kron(M x %zu).inverse(), M = bspline_mass(n, p, bc); built with %s\n", o.dim,
@@ -178,28 +184,31 @@ int main(int argc, char** argv) {
   } else {
     std::printf("BLAS: not OpenBLAS, or built without its introspection (core unknown)\n");
   }
-  std::printf("threads: %d (OMP_NUM_THREADS=%s; kronex's host backend runs one)\n", threads, omp_env ? omp_env : "unset");
+  std::printf("kronex threads: per row (OMP_NUM_THREADS=%s)\n", omp_env ? omp_env : "unset");
   const double bw = kronex_bench::triad_bandwidth();
   std::printf("memory floor: triad bandwidth %.2f GB/s measured in this run; floor = %zu-pass (2*%zu*sizeof(T) "
               "B/unknown), floor2 = 2-pass (4*sizeof(T) B/unknown)\n\n", bw * 1e-9, o.dim, o.dim);
-  std::printf("%-9s %2s %-15s %5s %12s %10s %10s %8s %8s %6s %10s %7s %7s\n", "boundary", "p", "type", "n", "unknowns",
+  std::printf("%-9s %2s %-15s %3s %5s %12s %10s %10s %8s %8s %6s %10s %7s %7s\n", "boundary", "p", "type", "thr", "n", "unknowns",
               "median[ms]", "min[ms]", "GDOF/s", "GB/s", "B/unk", "floor[ms]", "t/floor", "t/flr2");
 
   std::vector<row> rows;
   for (const auto type : o.types)
+    for (const auto nthreads : o.threads)
     for (const auto bc : o.boundaries)
       for (const auto p : o.degrees)
         for (const auto n : o.sizes) {
           kronex_bench::sweep_case c;
           c.dim = o.dim, c.n = n, c.degree = p, c.bc = bc, c.type = type, c.reps = o.reps, c.warmup = o.warmup;
+          c.threads = nthreads;
           if (n < (bc == kronex::boundary::periodic ? 2 * p + 1 : p + 1)) {
-            std::printf("%-9s %2zu %-15s %5zu  skipped: too few splines for this degree\n", kronex::to_string(bc), p,
-                        kronex_bench::type_name(type), n);
+            std::printf("%-9s %2zu %-15s %3zu %5zu  skipped: too few splines for this degree\n", kronex::to_string(bc), p,
+                        kronex_bench::type_name(type), nthreads, n);
             continue;
           }
-          row r{c, {}, threads, 0, 0, 0, 0};
+          row r{c, {}, 1, 0, 0, 0, 0};
           try {
             r.t = kronex_bench::time_case(c);
+            r.threads = int(r.t.threads);
           } catch (const std::exception& e) {
             std::fprintf(stderr, "bench_host_sweep: case n=%zu p=%zu failed: %s\n", n, p, e.what());
             return 1;
@@ -209,8 +218,8 @@ int main(int argc, char** argv) {
           r.floor2_bytes = 4.0 * size;
           r.floor_s = r.floor_bytes * r.t.unknowns / bw;
           r.floor2_s = r.floor2_bytes * r.t.unknowns / bw;
-          std::printf("%-9s %2zu %-15s %5zu %12.0f %10.3f %10.3f %8.3f %8.2f %6.0f %10.3f %7.2f %7.2f\n",
-                      kronex::to_string(bc), p, kronex_bench::type_name(type), n, r.t.unknowns, r.t.median_s * 1e3,
+          std::printf("%-9s %2zu %-15s %3d %5zu %12.0f %10.3f %10.3f %8.3f %8.2f %6.0f %10.3f %7.2f %7.2f\n",
+                      kronex::to_string(bc), p, kronex_bench::type_name(type), r.threads, n, r.t.unknowns, r.t.median_s * 1e3,
                       r.t.min_s * 1e3, r.t.unknowns / r.t.median_s * 1e-9, r.t.plan_bytes / r.t.median_s * 1e-9,
                       r.floor_bytes, r.floor_s * 1e3, r.t.median_s / r.floor_s, r.t.median_s / r.floor2_s);
           std::fflush(stdout);

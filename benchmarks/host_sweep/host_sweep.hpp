@@ -19,12 +19,14 @@ struct sweep_case {
   kronex::boundary bc = kronex::boundary::clamped;
   sweep_type type = sweep_type::f64;
   int warmup = 1, reps = 0;  // reps 0: chosen from the size
+  std::size_t threads = 1;   // compile_options::threads (0: OpenMP's default)
 };
 
 struct sweep_timing {
   double unknowns = 0, median_s = 0, min_s = 0;
   double plan_bytes = 0;  // the compiled plan's bytes per solve
   int reps = 0;           // timed solves
+  std::size_t threads = 1;  // the threads the compiled plan runs on
 };
 
 // Times kron(M, ..., M).inverse() (dim factors, M = gallery::bspline_mass<T>(n, degree, bc)) on

@@ -39,10 +39,12 @@ sweep_timing time_rank(const sweep_case& c) {
   std::mt19937_64 gen(c.n * 131 + c.degree);
   for (auto& v : b) v = random_value<T>(gen);
   xt::xtensor<T, D> x = xt::xtensor<T, D>::from_shape(shape);
+  kronex::compile_options options;
+  options.threads = c.threads;
   auto solver = [&] {
-    if constexpr (D == 2) return kronex::compile(kronex::kron(M, M).inverse(), b);
-    else if constexpr (D == 3) return kronex::compile(kronex::kron(M, M, M).inverse(), b);
-    else return kronex::compile(kronex::kron(M, M, M, M).inverse(), b);
+    if constexpr (D == 2) return kronex::compile(kronex::kron(M, M).inverse(), b, options);
+    else if constexpr (D == 3) return kronex::compile(kronex::kron(M, M, M).inverse(), b, options);
+    else return kronex::compile(kronex::kron(M, M, M, M).inverse(), b, options);
   }();
   const double unknowns = double(b.size());
   const int reps = c.reps > 0 ? c.reps : auto_reps(unknowns);
@@ -54,7 +56,7 @@ sweep_timing time_rank(const sweep_case& c) {
     t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(t.begin(), t.end());
-  return {unknowns, t[t.size() / 2], t.front(), solver.plan().bytes(), reps};
+  return {unknowns, t[t.size() / 2], t.front(), solver.plan().bytes(), reps, solver.plan().threads};
 }
 
 template <class T>

@@ -72,6 +72,13 @@ class Sweep(unittest.TestCase):
         self.assertEqual([r["n"] for r in doc["rows"]], [5])  # n = 4 < 2p+1: skipped, said so
         self.assertIn("skipped", out)
 
+    def test_threads_are_the_plans(self):
+        # Each row records the threads its plan ran on (the count asked for; 1 without OpenMP).
+        _, doc = self.sweep("--dim", "2", "--n", "40", "--degree", "2", "--boundary", "clamped", "--threads", "1,2")
+        self.assertEqual(len(doc["rows"]), 2)
+        self.assertEqual(doc["rows"][0]["threads"], 1)
+        self.assertIn(doc["rows"][1]["threads"], (1, 2))
+
     def test_bad_command_line(self):
         for args in (["--dim", "5"], ["--type", "half"], ["--degree", "8"], ["--boundary", "open"]):
             r = subprocess.run([SWEEP, *args], capture_output=True, text=True, timeout=60)
