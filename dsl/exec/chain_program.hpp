@@ -95,9 +95,10 @@ auto compile_stage(const std::vector<const any_factor<T>*>& f, const stage& s, c
 // kronex::explain_plan of the same result, from the shape alone (`like` stands for an operand of
 // that shape on the backend): the check and plan phases only, nothing factored or allocated.
 template <class T, std::size_t D, class Like>
-plan_description explain_stage(const std::vector<const any_factor<T>*>& f, const stage& s, const Like& like) {
+plan_description explain_stage(const std::vector<const any_factor<T>*>& f, const stage& s, const Like& like,
+                               const compile_options& o) {
   const auto K = replay(kron_of<T>(f, std::make_index_sequence<D>{}), s.op->methods);
-  return kronex::explain_plan(s.what == result_value::kind::solve ? K.inverse() : K, like);
+  return kronex::explain_plan(s.what == result_value::kind::solve ? K.inverse() : K, like, o);
 }
 
 // The innermost operand on the host: the array, random(seed) or ones(); zeros for a bare operator.
@@ -169,7 +170,7 @@ public:
         continue;
       }
       m_plans.push_back(at_stage(s, [&] {
-        return explain_stage<T, D>(m_factors.of(*s.op), s, Backend::template explain_like<T, D>(shape));
+        return explain_stage<T, D>(m_factors.of(*s.op), s, Backend::template explain_like<T, D>(shape), p.options);
       }));
     }
     if (!allocate) return;

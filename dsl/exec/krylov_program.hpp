@@ -49,7 +49,7 @@ public:
         m_plans.push_back(m_composite.prepare(m_plans.size(), s, p.shape, p.options, false));
       } else {
         m_plans.push_back(at_stage(s, [&] {
-          return explain_stage<T, D>(m_factors.of(*o->op), s, Backend::template explain_like<T, D>(shape));
+          return explain_stage<T, D>(m_factors.of(*o->op), s, Backend::template explain_like<T, D>(shape), p.options);
         }));
       }
     }
