@@ -15,6 +15,7 @@
 #include <kronex/kronex.hpp>
 
 #include <kronex_bench/membw.hpp>
+#include <kronex_bench/timing.hpp>
 
 #ifndef KRONEX_BENCHMARK_FLAGS
 #define KRONEX_BENCHMARK_FLAGS "unknown flags"
@@ -25,13 +26,7 @@ namespace {
 double median_solve_seconds(kronex::host_operator<double, 3>& solver, const xt::xtensor<double, 3>& b,
                             xt::xtensor<double, 3>& x, int reps) {
   solver(b, x);  // warm-up: first touch of x and of the workspace
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    solver(b, x);
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
+  const std::vector<double> t = kronex_bench::sorted_seconds(reps, [&] { solver(b, x); });
   return t[t.size() / 2];
 }
 

@@ -12,6 +12,8 @@
 
 #include <kronex/kronex.hpp>
 
+#include <kronex_bench/timing.hpp>
+
 #include "host_sweep.hpp"
 
 namespace kronex_bench::detail {
@@ -49,13 +51,7 @@ sweep_timing time_rank(const sweep_case& c) {
   const double unknowns = double(b.size());
   const int reps = c.reps > 0 ? c.reps : auto_reps(unknowns);
   for (int w = 0; w < std::max(c.warmup, 1); ++w) solver(b, x);  // at least one: first touch of x
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    solver(b, x);
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
+  const std::vector<double> t = kronex_bench::sorted_seconds(reps, [&] { solver(b, x); });
   return {unknowns, t[t.size() / 2], t.front(), solver.plan().bytes(), reps, solver.plan().threads};
 }
 
