@@ -17,6 +17,7 @@ namespace kronex_conformance {
 
 struct backend : single_layout {
   static constexpr const char* name = "device";
+  static kronex::compile_options options() { return {}; }
   static constexpr std::size_t max_rank = 4;
   static constexpr bool every_kind_tuple = true;
   template <class T, std::size_t D>

@@ -13,7 +13,10 @@
 //                           where the backend has no layouts);
 //   upload(b, layout)       the global host tensor b as a backend operand;
 //   like(t)                 an output operand of t's shape and layout;
-//   download(t)             t as a global host tensor.
+//   download(t)             t as a global host tensor;
+//   options()               the compile_options the suite compiles with.
+// Built with KRONEX_CONFORMANCE_HOST_THREADS = N (> 0), the host adaptor compiles every plan for N
+// threads, which then run at every size (the default runs small tensors on one thread).
 #include <array>
 #include <cstddef>
 #include <string>
@@ -27,8 +30,17 @@
 
 namespace kronex_conformance {
 
+#ifndef KRONEX_CONFORMANCE_HOST_THREADS
+#define KRONEX_CONFORMANCE_HOST_THREADS 0
+#endif
+
 struct backend : single_layout {
-  static constexpr const char* name = "host";
+  static constexpr const char* name = KRONEX_CONFORMANCE_HOST_THREADS > 0 ? "host (threads)" : "host";
+  static kronex::compile_options options() {
+    kronex::compile_options o;
+    o.threads = KRONEX_CONFORMANCE_HOST_THREADS;
+    return o;
+  }
   static constexpr std::size_t max_rank = 6;
   static constexpr bool every_kind_tuple = true;
   template <class T, std::size_t D>

@@ -17,6 +17,7 @@ namespace kronex_conformance {
 
 struct backend {
   static constexpr const char* name = "mpi";
+  static kronex::compile_options options() { return {}; }
   // Each case costs communicator setups on every rank (slow on oversubscribed ranks): 3D kind
   // tuples are sampled; every local step is a host plan, which the host suite sweeps in full.
   static constexpr bool every_kind_tuple = false;
