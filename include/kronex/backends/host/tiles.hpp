@@ -34,53 +34,58 @@ struct panel_walk {
 
   std::size_t lines() const { return L * R; }
 
-  // Copy lines [m, m+w) (w <= V) into a strip, or back out of it (to_strip = false).
+  // Copy lines [m, m+w) (w <= V) of the last mode (R == 1) into a strip, or back out of it
+  // (to_strip = false): lines are contiguous, so this is a transpose of a w x n block. The loop
+  // runs along the tensor's memory (sequential in L3/DRAM) and strides through the strip, which
+  // is in L1.
   template <bool to_strip>
   KRONEX_TARGET_CLONES void move_strip(std::size_t m, std::size_t w, const T* src, T* dst, T* strip) const {
-    if (R == 1) {
-      // The last mode: lines are contiguous, so this is a transpose of a w x n block. The loop
-      // runs along the tensor's memory (sequential in L3/DRAM) and strides through the strip,
-      // which is in L1.
-      const std::size_t base = m * n;
-      for (std::size_t c = 0; c < w; ++c) {
-        if constexpr (to_strip) {
-          const T* line = src + base + c * n;
-          for (std::size_t i = 0; i < n; ++i) strip[i * V + c] = line[i];
-        } else {
-          T* line = dst + base + c * n;
-          for (std::size_t i = 0; i < n; ++i) line[i] = strip[i * V + c];
-        }
-      }
-      if constexpr (to_strip)
-        for (std::size_t i = 0; i < n; ++i) std::fill(strip + i * V + w, strip + (i + 1) * V, T(0));
-      return;
-    }
+    const std::size_t base = m * n;
     for (std::size_t c = 0; c < w; ++c) {
-      const std::size_t off = ((m + c) / R) * n * R + (m + c) % R;
-      for (std::size_t i = 0; i < n; ++i) {
-        if constexpr (to_strip) strip[i * V + c] = src[off + i * R];
-        else dst[off + i * R] = strip[i * V + c];
+      if constexpr (to_strip) {
+        const T* line = src + base + c * n;
+        for (std::size_t i = 0; i < n; ++i) strip[i * V + c] = line[i];
+      } else {
+        T* line = dst + base + c * n;
+        for (std::size_t i = 0; i < n; ++i) line[i] = strip[i * V + c];
       }
     }
     if constexpr (to_strip)
       for (std::size_t i = 0; i < n; ++i) std::fill(strip + i * V + w, strip + (i + 1) * V, T(0));
   }
 
-  // Copy a whole panel of `strips` full strips starting at line m0, when R % V == 0: then each
-  // strip's lines share l and have consecutive r, a contiguous V-vector per row. Rows outermost,
-  // so each row of the tensor is read (written) as one run of strips*V values.
+  // Copy the panel of `strips` strips starting at line m0 when R > 1: for each row i of the mode,
+  // the panel's lines that share l are consecutive values r of the tensor's row (l, i, r), so
+  // they are copied as runs (cut where a strip ends), whatever R is: no per-value gather. Rows
+  // outermost, so the tensor is read (written) row by row.
   template <bool to_panel>
-  void move_panel_runs(std::size_t m0, std::size_t strips, const T* src, T* dst, T* panel) const {
-    std::size_t base[64];
-    for (std::size_t s = 0; s < strips; ++s) {
-      const std::size_t m = m0 + s * V;
-      base[s] = (m / R) * n * R + m % R;
-    }
+  void move_panel_rows(std::size_t m0, std::size_t strips, const T* src, T* dst, T* panel) const {
+    const std::size_t end = std::min(m0 + strips * V, lines());
     for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t s = 0; s < strips; ++s) {
-        T* row = panel + (s * n + i) * V;
-        if constexpr (to_panel) std::memcpy(row, src + base[s] + i * R, V * sizeof(T));
-        else std::memcpy(dst + base[s] + i * R, row, V * sizeof(T));
+      std::size_t l = m0 / R, r = m0 % R;  // line m = l R + r, walked without dividing
+      for (std::size_t k = 0; k < end - m0;) {
+        const std::size_t c = k % V, run = std::min({end - m0 - k, R - r, V - c});
+        T* row = panel + ((k / V) * n + i) * V + c;
+        const std::size_t at = (l * n + i) * R + r;
+        // A whole strip row (the usual case) is a fixed-size copy the compiler inlines.
+        if (run == V) {
+          if constexpr (to_panel) std::memcpy(row, src + at, V * sizeof(T));
+          else std::memcpy(dst + at, row, V * sizeof(T));
+        } else {
+          if constexpr (to_panel) std::memcpy(row, src + at, run * sizeof(T));
+          else std::memcpy(dst + at, row, run * sizeof(T));
+        }
+        k += run;
+        r += run;
+        if (r == R) r = 0, ++l;
+      }
+    }
+    if constexpr (to_panel) {
+      // The last strip's lines past the tensor's end are zeros (the kernels run on whole strips).
+      const std::size_t w = (end - m0) % V;
+      if (w != 0) {
+        T* last = panel + ((end - m0) / V) * n * V;
+        for (std::size_t i = 0; i < n; ++i) std::fill(last + i * V + w, last + (i + 1) * V, T(0));
       }
     }
   }
@@ -88,8 +93,8 @@ struct panel_walk {
   // Gather (to_panel) or scatter the `strips` strips of the panel that starts at line m0.
   template <bool to_panel>
   void move_panel(std::size_t m0, std::size_t strips, const T* src, T* dst, T* panel) const {
-    if (R % V == 0) {
-      move_panel_runs<to_panel>(m0, strips, src, dst, panel);
+    if (R > 1) {
+      move_panel_rows<to_panel>(m0, strips, src, dst, panel);
       return;
     }
     const std::size_t total = lines();
