@@ -52,7 +52,9 @@ int main(int argc, char** argv) {
       std::uniform_real_distribution<double> u(-1, 1);
       for (auto& v : b) v = u(gen);
       xt::xtensor<double, 3> x = xt::xtensor<double, 3>::from_shape(b.shape());
-      auto solver = kronex::compile(kronex::kron(M, M, M).inverse(), b);
+      kronex::compile_options one_thread;  // as printed: the default would follow OMP_NUM_THREADS
+      one_thread.threads = 1;
+      auto solver = kronex::compile(kronex::kron(M, M, M).inverse(), b, one_thread);
       const int reps = n <= 64 ? 41 : (n <= 128 ? 15 : 7);
       const double t = median_solve_seconds(solver, b, x, reps);
       const double dof = double(b.size()), floor_s = 48.0 * dof / bw;

@@ -38,6 +38,8 @@ const char* const usage =
     "  --warmup W         untimed solves before timing (default 1, at least 1)\n"
     "  --threads LIST     kronex's host threads (compile_options::threads), comma separated; 0 follows\n"
     "                     OMP_NUM_THREADS (default 1)\n"
+    "  --solves M         compile_options::solves for every case: automatic (default), substitution or\n"
+    "                     dense_inverse\n"
     "  --json FILE        also write the rows as JSON\n"
     "  --help             this text\n"
     "Threads: each row records the threads its plan ran on; OMP_NUM_THREADS and the OpenBLAS thread\n"
@@ -52,6 +54,7 @@ struct options {
   std::vector<std::size_t> threads{1};
   int reps = 0, warmup = 1;
   std::string json;
+  std::string solves = "automatic";
 };
 
 [[noreturn]] void fail(const std::string& what) {
@@ -125,6 +128,10 @@ options parse(int argc, char** argv) {
       o.warmup = int(to_size(value(i), "warm-up count"));
     } else if (a == "--json") {
       o.json = value(i);
+    } else if (a == "--solves") {
+      o.solves = value(i);
+      if (o.solves != "automatic" && o.solves != "substitution" && o.solves != "dense_inverse")
+        fail("unknown --solves '" + o.solves + "'");
     } else if (!a.empty() && a[0] == '-') {
       fail("unknown option " + a);
     } else {
@@ -184,7 +191,8 @@ int main(int argc, char** argv) {
   } else {
     std::printf("BLAS: not OpenBLAS, or built without its introspection (core unknown)\n");
   }
-  std::printf("kronex threads: per row (OMP_NUM_THREADS=%s)\n", omp_env ? omp_env : "unset");
+  std::printf("kronex threads: per row (OMP_NUM_THREADS=%s); solves: %s\n", omp_env ? omp_env : "unset",
+              o.solves.c_str());
   const double bw = kronex_bench::triad_bandwidth();
   std::printf("memory floor: triad bandwidth %.2f GB/s measured in this run; floor = %zu-pass (2*%zu*sizeof(T) "
               "B/unknown), floor2 = 2-pass (4*sizeof(T) B/unknown)\n\n", bw * 1e-9, o.dim, o.dim);
@@ -200,6 +208,9 @@ int main(int argc, char** argv) {
           kronex_bench::sweep_case c;
           c.dim = o.dim, c.n = n, c.degree = p, c.bc = bc, c.type = type, c.reps = o.reps, c.warmup = o.warmup;
           c.threads = nthreads;
+          c.solves = o.solves == "substitution"    ? kronex::solve_method::substitution
+                     : o.solves == "dense_inverse" ? kronex::solve_method::dense_inverse
+                                                   : kronex::solve_method::automatic;
           if (n < (bc == kronex::boundary::periodic ? 2 * p + 1 : p + 1)) {
             std::printf("%-9s %2zu %-15s %3zu %5zu  skipped: too few splines for this degree\n", kronex::to_string(bc), p,
                         kronex_bench::type_name(type), nthreads, n);
@@ -236,6 +247,7 @@ int main(int argc, char** argv) {
                  quoted(KRONEX_BENCHMARK_FLAGS).c_str(), o.dim);
     std::fprintf(f, "  \"triad_bandwidth_gb_s\": %.6g,\n  \"threads\": %d,\n  \"omp_num_threads\": %s,\n", bw * 1e-9,
                  threads, quoted(omp_env ? omp_env : "").c_str());
+    std::fprintf(f, "  \"solves\": %s,\n", quoted(o.solves).c_str());
     std::fprintf(f, "  \"blas\": {\"openblas\": %s, \"corename\": %s, \"config\": %s, \"threads\": %d, \"generic_core\": %s},\n",
                  blas.openblas ? "true" : "false", quoted(blas.corename).c_str(), quoted(blas.config).c_str(),
                  blas.threads, blas.generic ? "true" : "false");

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 
+#include <kronex/core/options.hpp>
 #include <kronex/factors/boundary.hpp>
 
 namespace kronex_bench {
@@ -20,6 +21,7 @@ struct sweep_case {
   sweep_type type = sweep_type::f64;
   int warmup = 1, reps = 0;  // reps 0: chosen from the size
   std::size_t threads = 1;   // compile_options::threads (0: OpenMP's default)
+  kronex::solve_method solves = kronex::solve_method::automatic;  // compile_options::solves
 };
 
 struct sweep_timing {

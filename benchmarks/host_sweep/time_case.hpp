@@ -43,6 +43,7 @@ sweep_timing time_rank(const sweep_case& c) {
   xt::xtensor<T, D> x = xt::xtensor<T, D>::from_shape(shape);
   kronex::compile_options options;
   options.threads = c.threads;
+  options.solves = c.solves;
   auto solver = [&] {
     if constexpr (D == 2) return kronex::compile(kronex::kron(M, M).inverse(), b, options);
     else if constexpr (D == 3) return kronex::compile(kronex::kron(M, M, M).inverse(), b, options);

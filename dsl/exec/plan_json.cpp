@@ -22,6 +22,7 @@ nlohmann::json to_json(const plan_description& p) {
       s["trans"] = std::string(1, trans_letter(b.trans));
     }
     if (fused_with_next(st)) s["fused_with_next"] = true;
+    if (b.model_subst_s >= 0) s["model_seconds"] = {{"lu_subst", b.model_subst_s}, {"gemm", b.model_gemm_s}};
     if (step_transfers(st)) {
       s["transfers"] = step_transfers(st);
       s["transfer_bytes"] = step_transfer_bytes(st);

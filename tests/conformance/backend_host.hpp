@@ -16,7 +16,9 @@
 //   download(t)             t as a global host tensor;
 //   options()               the compile_options the suite compiles with.
 // Built with KRONEX_CONFORMANCE_HOST_THREADS = N (> 0), the host adaptor compiles every plan for N
-// threads, which then run at every size (the default runs small tensors on one thread).
+// threads, which then run at every size (the default runs small tensors on one thread). Built
+// with KRONEX_CONFORMANCE_HOST_DENSE_INVERSE, every banded and dense solve runs as GEMMs with the
+// dense inverse (compile_options::solves), which the cost model picks only for larger tensors.
 #include <array>
 #include <cstddef>
 #include <string>
@@ -33,12 +35,20 @@ namespace kronex_conformance {
 #ifndef KRONEX_CONFORMANCE_HOST_THREADS
 #define KRONEX_CONFORMANCE_HOST_THREADS 0
 #endif
+#ifdef KRONEX_CONFORMANCE_HOST_DENSE_INVERSE
+inline constexpr bool dense_inverse_solves = true;
+#else
+inline constexpr bool dense_inverse_solves = false;
+#endif
 
 struct backend : single_layout {
-  static constexpr const char* name = KRONEX_CONFORMANCE_HOST_THREADS > 0 ? "host (threads)" : "host";
+  static constexpr const char* name = dense_inverse_solves                ? "host (dense inverse)"
+                                      : KRONEX_CONFORMANCE_HOST_THREADS > 0 ? "host (threads)"
+                                                                            : "host";
   static kronex::compile_options options() {
     kronex::compile_options o;
     o.threads = KRONEX_CONFORMANCE_HOST_THREADS;
+    if (dense_inverse_solves) o.solves = kronex::solve_method::dense_inverse;
     return o;
   }
   static constexpr std::size_t max_rank = 6;

@@ -126,9 +126,9 @@ BOOST_AUTO_TEST_CASE(solve_clamped_periodic_dense) {
       "    f1  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 swaps=0  rcond=0.35\n"
       "    f2  dense n=4  getrf  L nnz=6 U nnz=10 swaps=0  rcond=0.33\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 N  lu_subst  (1,6,20):(120,20,1)  flops=840  bytes=1.92k\n"
-      "    1  solve  mode 1  f1 N  lu_subst  fused with 2  (6,5,4):(20,4,1)  flops=792  bytes=960\n"
-      "    2  solve  mode 2  f2 N  lu_subst  (30,4,1):(4,1,1)  flops=840  bytes=960\n"
+      "    0  solve  mode 0  f0 N  lu_subst  (1,6,20):(120,20,1)  flops=840  bytes=1.92k  model: lu_subst 270ns, gemm 210ns\n"
+      "    1  solve  mode 1  f1 N  lu_subst  fused with 2  (6,5,4):(20,4,1)  flops=792  bytes=960  model: lu_subst 260ns, gemm 710ns\n"
+      "    2  solve  mode 2  f2 N  lu_subst  (30,4,1):(4,1,1)  flops=840  bytes=960  model: lu_subst 380ns, gemm 200ns\n"
       "  total  steps=3  flops=2.472k  bytes=3.84k  workspace=2.496kB  factors=1.392kB\n";
   const std::array<std::size_t, 3> shape{6, 5, 4};
   const auto K = kronex::kron(Mx, My, D);
@@ -171,8 +171,8 @@ BOOST_AUTO_TEST_CASE(documented_example) {
       "    f1  banded n=10 kl=2 ku=2 periodic  gbtrf kl=9 ku=9  L nnz=30 U nnz=40 swaps=0\n"
       "    f2  diagonal n=6  scale\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 N  lu_subst  (1,8,60):(480,60,1)  flops=4.8k  bytes=7.68k\n"
-      "    1  solve  mode 1  f1 N  lu_subst  (8,10,6):(60,6,1)  flops=6.24k  bytes=7.68k\n"
+      "    0  solve  mode 0  f0 N  lu_subst  (1,8,60):(480,60,1)  flops=4.8k  bytes=7.68k  model: lu_subst 1.1us, gemm 590ns\n"
+      "    1  solve  mode 1  f1 N  lu_subst  (8,10,6):(60,6,1)  flops=6.24k  bytes=7.68k  model: lu_subst 1.2us, gemm 1.3us\n"
       "    2  scale  mode 2  f2 N  scale  (80,6,1):(6,1,1)  flops=480  bytes=7.68k\n"
       "  total  steps=3  flops=11.52k  bytes=23.04k  workspace=4.096kB  factors=2.288kB\n";
   auto x = kronex::kron(Mx, My, Dz).solve(b);
@@ -206,7 +206,7 @@ BOOST_AUTO_TEST_CASE(transpose_solve_with_pivoting) {
       "    f1  dense n=2  getrf  L nnz=1 U nnz=3 swaps=1\n"
       "  steps\n"
       "    0  solve  mode 0  f0 T  lu_subst  (1,4,2):(8,2,1)  flops=40  bytes=128\n"
-      "    1  solve  mode 1  f1 T  lu_subst  (4,2,1):(2,1,1)  flops=24  bytes=128\n"
+      "    1  solve  mode 1  f1 T  lu_subst  (4,2,1):(2,1,1)  flops=24  bytes=128  model: lu_subst 27ns, gemm 110ns\n"
       "  total  steps=2  flops=64  bytes=256  workspace=512B  factors=568B\n";
   // explain() factors nothing: its counts assume no swaps. f0: the tridiagonal envelope, L 3,
   // U 4 + 3 = 7; flops 2 ((3+7-4) 2 + 4) = 32; 7 ops (4 U^T rows + 3 L^T rows) 32 + 6 coef 12 =
@@ -217,8 +217,8 @@ BOOST_AUTO_TEST_CASE(transpose_solve_with_pivoting) {
       "    f0  banded n=4 kl=1 ku=1 clamped  gbtrf kl=1 ku=1  L nnz=3 U nnz=7 (estimate: no swaps)\n"
       "    f1  dense n=2  getrf  L nnz=1 U nnz=3 (estimate: no swaps)\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 T  lu_subst  (1,4,2):(8,2,1)  flops=32  bytes=128\n"
-      "    1  solve  mode 1  f1 T  lu_subst  (4,2,1):(2,1,1)  flops=24  bytes=128\n"
+      "    0  solve  mode 0  f0 T  lu_subst  (1,4,2):(8,2,1)  flops=32  bytes=128  model: lu_subst 17ns, gemm 110ns\n"
+      "    1  solve  mode 1  f1 T  lu_subst  (4,2,1):(2,1,1)  flops=24  bytes=128  model: lu_subst 27ns, gemm 110ns\n"
       "  total  steps=2  flops=56  bytes=256  workspace=512B  factors=416B\n";
   const std::array<std::size_t, 2> shape{4, 2};
   const auto K = kronex::kron(B, D);
@@ -252,8 +252,8 @@ BOOST_AUTO_TEST_CASE(adjoint_complex_solve) {
       "    f0  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0  rcond=0.074\n"
       "    f1  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 swaps=0  rcond=0.35\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 C  lu_subst  (1,6,5):(30,5,1)  flops=900  bytes=960\n"
-      "    1  solve  mode 1  f1 C  lu_subst  (6,5,1):(5,1,1)  flops=852  bytes=960\n"
+      "    0  solve  mode 0  f0 C  lu_subst  (1,6,5):(30,5,1)  flops=900  bytes=960  model: lu_subst 190ns, gemm 170ns\n"
+      "    1  solve  mode 1  f1 C  lu_subst  (6,5,1):(5,1,1)  flops=852  bytes=960  model: lu_subst 230ns, gemm 170ns\n"
       "  total  steps=2  flops=1.752k  bytes=1.92k  workspace=768B  factors=1.44kB\n";
   const auto K = kronex::kron(Mx, My);
   check_plan(kronex::explain(K.adjoint().inverse(), std::array<std::size_t, 2>{6, 5}), explained(expected));
@@ -286,9 +286,9 @@ BOOST_AUTO_TEST_CASE(conjugate_complex_solve) {
       "    f1  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0  rcond=0.074\n"
       "    f2  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 swaps=0  rcond=0.35\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k\n"
-      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960\n"
-      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960\n"
+      "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k  model: lu_subst 280ns, gemm 200ns\n"
+      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960  model: lu_subst 370ns, gemm 340ns\n"
+      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960  model: lu_subst 450ns, gemm 230ns\n"
       "  total  steps=3  flops=4.344k  bytes=3.84k  workspace=2.496kB  factors=1.64kB\n";
   // explain() assumes no swaps: f0 has 3 ops instead of 4, 40 B less: factors 1600.
   const std::string estimated =
@@ -298,9 +298,9 @@ BOOST_AUTO_TEST_CASE(conjugate_complex_solve) {
       "    f1  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 (estimate: no swaps)\n"
       "    f2  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 (estimate: no swaps)\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k\n"
-      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960\n"
-      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960\n"
+      "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k  model: lu_subst 280ns, gemm 200ns\n"
+      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960  model: lu_subst 370ns, gemm 340ns\n"
+      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960  model: lu_subst 450ns, gemm 230ns\n"
       "  total  steps=3  flops=4.344k  bytes=3.84k  workspace=2.496kB  factors=1.6kB\n";
   const std::array<std::size_t, 3> shape{2, 6, 5};
   const auto K = kronex::kron(D, Mx, My);
@@ -465,10 +465,10 @@ BOOST_AUTO_TEST_CASE(fused_pair_4d) {
       "    f2  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 swaps=0  rcond=0.35\n"
       "    f3  dense n=4  getrf  L nnz=6 U nnz=10 swaps=0  rcond=0.33\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 N  lu_subst  (1,2,120):(240,120,1)  flops=720  bytes=3.84k\n"
-      "    1  solve  mode 1  f1 N  lu_subst  fused with 2  (2,6,20):(120,20,1)  flops=1.68k  bytes=1.92k\n"
-      "    2  solve  mode 2  f2 N  lu_subst  (12,5,4):(20,4,1)  flops=1.584k  bytes=1.92k\n"
-      "    3  solve  mode 3  f3 N  lu_subst  (60,4,1):(4,1,1)  flops=1.68k  bytes=3.84k\n"
+      "    0  solve  mode 0  f0 N  lu_subst  (1,2,120):(240,120,1)  flops=720  bytes=3.84k  model: lu_subst 480ns, gemm 290ns\n"
+      "    1  solve  mode 1  f1 N  lu_subst  fused with 2  (2,6,20):(120,20,1)  flops=1.68k  bytes=1.92k  model: lu_subst 530ns, gemm 430ns\n"
+      "    2  solve  mode 2  f2 N  lu_subst  (12,5,4):(20,4,1)  flops=1.584k  bytes=1.92k  model: lu_subst 530ns, gemm 1.4us\n"
+      "    3  solve  mode 3  f3 N  lu_subst  (60,4,1):(4,1,1)  flops=1.68k  bytes=3.84k  model: lu_subst 760ns, gemm 310ns\n"
       "  total  steps=4  flops=5.664k  bytes=11.52k  workspace=4.224kB  factors=1.544kB\n";
   // explain() assumes no swaps: f0 has 3 ops instead of 4, 32 B less: factors 1512.
   const std::string estimated =
@@ -479,10 +479,10 @@ BOOST_AUTO_TEST_CASE(fused_pair_4d) {
       "    f2  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 (estimate: no swaps)\n"
       "    f3  dense n=4  getrf  L nnz=6 U nnz=10 (estimate: no swaps)\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 N  lu_subst  (1,2,120):(240,120,1)  flops=720  bytes=3.84k\n"
-      "    1  solve  mode 1  f1 N  lu_subst  fused with 2  (2,6,20):(120,20,1)  flops=1.68k  bytes=1.92k\n"
-      "    2  solve  mode 2  f2 N  lu_subst  (12,5,4):(20,4,1)  flops=1.584k  bytes=1.92k\n"
-      "    3  solve  mode 3  f3 N  lu_subst  (60,4,1):(4,1,1)  flops=1.68k  bytes=3.84k\n"
+      "    0  solve  mode 0  f0 N  lu_subst  (1,2,120):(240,120,1)  flops=720  bytes=3.84k  model: lu_subst 480ns, gemm 290ns\n"
+      "    1  solve  mode 1  f1 N  lu_subst  fused with 2  (2,6,20):(120,20,1)  flops=1.68k  bytes=1.92k  model: lu_subst 530ns, gemm 430ns\n"
+      "    2  solve  mode 2  f2 N  lu_subst  (12,5,4):(20,4,1)  flops=1.584k  bytes=1.92k  model: lu_subst 530ns, gemm 1.4us\n"
+      "    3  solve  mode 3  f3 N  lu_subst  (60,4,1):(4,1,1)  flops=1.68k  bytes=3.84k  model: lu_subst 760ns, gemm 310ns\n"
       "  total  steps=4  flops=5.664k  bytes=11.52k  workspace=4.224kB  factors=1.512kB\n";
   const std::array<std::size_t, 4> shape{2, 6, 5, 4};
   const auto K = kronex::kron(P, Mx, My, D);
@@ -595,7 +595,7 @@ BOOST_AUTO_TEST_CASE(identity_and_diagonal) {
              "    f1  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0  rcond=0.074\n"
              "    f2  diagonal n=4  scale\n"
              "  steps\n"
-             "    0  solve  mode 1  f1 N  lu_subst  (3,6,4):(24,4,1)  flops=504  bytes=1.152k\n"
+             "    0  solve  mode 1  f1 N  lu_subst  (3,6,4):(24,4,1)  flops=504  bytes=1.152k  model: lu_subst 160ns, gemm 370ns\n"
              "    1  scale  mode 2  f2 N  scale  (18,4,1):(4,1,1)  flops=72  bytes=1.152k\n"
              "  total  steps=2  flops=576  bytes=2.304k  workspace=768B  factors=600B\n"));
   check_plan(kronex::explain(K, shape), explained("plan kron(f0,f1,f2) on (3,6,4):(24,4,1) [host, double]\n"
@@ -638,7 +638,7 @@ BOOST_AUTO_TEST_CASE(rank_one) {
              "  setup\n"
              "    f0  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0  rcond=0.074\n"
              "  steps\n"
-             "    0  solve  mode 0  f0 N  lu_subst  (1,6,1):(6,1,1)  flops=42  bytes=96\n"
+             "    0  solve  mode 0  f0 N  lu_subst  (1,6,1):(6,1,1)  flops=42  bytes=96  model: lu_subst 18ns, gemm 110ns\n"
              "  total  steps=1  flops=42  bytes=96  workspace=768B  factors=568B\n"));
 }
 

@@ -8,6 +8,13 @@ namespace kronex {
 
 class factor_store;  // plan/factor_store.hpp
 
+// How a host plan solves along a mode with a banded or dense factor.
+enum class solve_method {
+  automatic,     // the planner's cost model picks the one it predicts faster, mode by mode
+  substitution,  // the LU's row program (forward and back substitution), run in panels
+  dense_inverse  // op(A)^{-1} formed once at compile time from the LU, then GEMMs (host BLAS)
+};
+
 struct compile_options {
   // A solved banded or dense factor whose reciprocal 1-norm condition number estimate is below
   // this is refused as singular (singular_factor, naming the mode, the estimate and this
@@ -35,6 +42,14 @@ struct compile_options {
   // more than it saves); a count set here is used at every size. kronex built without OpenMP
   // runs on one thread whatever this says.
   std::size_t threads = 0;
+
+  // Host solves with banded and dense factors, mode by mode (solve_method). automatic, the
+  // default, compares the cost model's predicted times (docs/performance.md has the model and
+  // its measured crossover) and prints both in the plan. A dense inverse costs n^2 values per
+  // factor and its solve's error grows with the condition number like the substitution's; it
+  // pays for small n, wide bands and short lines. Device plans always use dense inverses; other
+  // factor kinds (diagonal, identity, function) ignore this.
+  solve_method solves = solve_method::automatic;
 };
 
 // The smallest tensor (in values) a host step splits between threads.

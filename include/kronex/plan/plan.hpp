@@ -1,7 +1,9 @@
 #pragma once
 // plan_description: what a compiled plan will do, as a value. Backends fill it at compile time;
 // printing it never shows pointers or timings, so printed plans are stable golden-test material.
+#include <cmath>
 #include <cstddef>
+#include <iomanip>
 #include <locale>
 #include <ostream>
 #include <sstream>
@@ -69,6 +71,20 @@ inline std::string format_rcond(double v) {
   os << v;
   return os.str();
 }
+// A model's predicted time to two significant digits, in s, ms, us or ns: 270ns, 35us, 2.1ms.
+inline std::string format_seconds(double s) {
+  const char* unit = "s";
+  if (s < 1e-6) s *= 1e9, unit = "ns";
+  else if (s < 1e-3) s *= 1e6, unit = "us";
+  else if (s < 1) s *= 1e3, unit = "ms";
+  std::ostringstream os;
+  os.imbue(std::locale::classic());
+  os.setf(std::ios::fixed);
+  if (s >= 100) os << std::setprecision(0) << std::round(s / 10) * 10;
+  else os << std::setprecision(s >= 10 ? 0 : 1) << s;
+  os << unit;
+  return os.str();
+}
 } // namespace detail
 
 // Printed in the classic locale whatever the stream's, so plans compare equal everywhere.
@@ -103,6 +119,9 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
       os << "  " << step_method(st) << (fused_with_next(st) ? "  fused with " + std::to_string(s + 1) : std::string())
          << "  " << detail::format_layout(b.view, b.view_strides) << "  flops=" << detail::format_count(b.flops)
          << "  bytes=" << detail::format_count(b.bytes);
+      if (b.model_subst_s >= 0)
+        os << "  model: lu_subst " << detail::format_seconds(b.model_subst_s) << ", gemm "
+           << detail::format_seconds(b.model_gemm_s);
     }
     if (!b.part.empty()) os << "  (" << b.part << ")";
     if (step_transfers(st))

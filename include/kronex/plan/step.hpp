@@ -53,6 +53,9 @@ struct step_base {
   // to ("term 1"), both printed when set.
   std::string factor_name;
   std::string part;
+  // Host solves: the cost model's predicted seconds for the row program (lu_subst) and for GEMMs
+  // with the dense inverse (gemm); printed as "model: ..." when set (>= 0).
+  double model_subst_s = -1, model_gemm_s = -1;
 };
 
 // x = b. On the host a memcpy, on the device a device-to-device copy.
@@ -82,7 +85,9 @@ struct matvec_step : step_base {
 struct function_step : step_base {};
 
 // Device: one GEMM (or a strided batch of them) with the factor's dense matrix, op(A)^{-1} for a
-// solve, op(A) for an apply. A GEMM whose sizes exceed what one BLAS call takes (cuBLAS: int)
+// solve, op(A) for an apply. Host: a solve with the dense inverse (compile_options::solves), as
+// `calls` GEMMs on the tensor itself (one for the last mode, one per slab otherwise; in place, in
+// chunks of lines). A GEMM whose sizes exceed what one BLAS call takes (cuBLAS: int)
 // is split into `calls` calls of at most `per_call` lines, slabs or packed columns each
 // (backends/device/gemm_split.hpp).
 struct gemm_step : step_base {

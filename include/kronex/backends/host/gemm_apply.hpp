@@ -25,6 +25,11 @@
 
 namespace kronex::detail {
 
+// Whether a mode of n entries and R lines after it fits BLAS's int sizes (R is a leading dimension).
+inline bool gemm_sizes_fit(std::size_t n, std::size_t R) {
+  return R <= std::size_t(INT_MAX) && n <= std::size_t(INT_MAX);
+}
+
 // The plan's rule: a dense factor runs as GEMMs when n >= gemm_min, at least a third of its
 // entries are nonzero (a row program skips zeros; a GEMM runs about three times its rate), and
 // each GEMM has at least gemm_min rows (a middle mode, 1 < L, needs R >= gemm_min: L GEMMs of
@@ -35,8 +40,7 @@ inline constexpr std::size_t gemm_min = 4;
 
 inline bool use_gemm(bool dense, std::size_t nnz, std::size_t L, std::size_t n, std::size_t R) {
   const bool enough_rows = R == 1 || L == 1 || R >= gemm_min;
-  return dense && n >= gemm_min && 3 * nnz >= n * n && enough_rows && L >= 1 && R >= 1 &&
-         R <= std::size_t(INT_MAX) && n <= std::size_t(INT_MAX);
+  return dense && n >= gemm_min && 3 * nnz >= n * n && enough_rows && L >= 1 && R >= 1 && gemm_sizes_fit(n, R);
 }
 
 // Lines per in-place chunk: a chunk (lines x n values) of about 256 KB, so it stays in L2 between

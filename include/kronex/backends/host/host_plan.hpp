@@ -28,6 +28,7 @@
 #include "../../plan/operator_desc.hpp"
 #include "../../plan/plan.hpp"
 #include "../../plan/schedule.hpp"
+#include "cost_model.hpp"
 #include "gemm_apply.hpp"
 #include "host_threads.hpp"
 #include "lu_factors.hpp"
@@ -38,7 +39,7 @@
 namespace kronex::detail {
 
 // The step kinds the host runs.
-using host_step = std::variant<copy_step, scale_step, lu_subst_step, matvec_step, function_step>;
+using host_step = std::variant<copy_step, scale_step, lu_subst_step, matvec_step, function_step, gemm_step>;
 
 // The result of the plan phase: the steps (parallel to desc.steps) and the workspace sizes.
 template <class T>
@@ -157,6 +158,26 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
           fs.method = f->kind == factor_kind::dense ? std::string("getrf")
                                                     : message("gbtrf kl=", l.kl, " ku=", l.ku, l.folded ? " folded" : "");
           fs.result = message("L nnz=", e.nnz_lower, " U nnz=", e.nnz_upper, " (estimate: no swaps)");
+          const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
+          const solve_prediction model = solve_cost_model<T>::predict(L, n, R, p.madds);
+          if (use_dense_inverse(d.options.solves, model) && gemm_sizes_fit(n, R)) {
+            auto g = make_step<gemm_step>(t, d.trans, shape, sizeof(T));
+            g.solve = true;
+            g.how = R == 1 ? gemm_step::layout::last : gemm_step::layout::first;
+            g.calls = R == 1 ? 1 : L;
+            g.per_call = R == 1 ? L : 1;
+            g.flops = size * double(n) * C::madd_flops;
+            g.model_subst_s = model.subst_s;
+            g.model_gemm_s = model.gemm_s;
+            fs.method += ", dense inverse";
+            fs.result += message(", inverse ", n, "x", n);
+            desc.factor_bytes += n * n * sizeof(T);
+            bp.gemm_values = std::max(bp.gemm_values, gemm_buffer_values<T>(L, n, R));
+            bp.steps.push_back(g);
+            break;
+          }
+          st.model_subst_s = model.subst_s;
+          st.model_gemm_s = model.gemm_s;
           st.flops = C::program_flops(size / double(f->n), p.madds, p.multiplies);
           desc.factor_bytes += p.bytes;
           bp.steps.push_back(st);
@@ -228,7 +249,8 @@ public:
                             [&](scale_step& st) { add_scale(d, st); },
                             [&](lu_subst_step& st) { add_solve(d, st); },
                             [&](matvec_step& st) { add_apply(d, st); },
-                            [&](function_step& st) { add_function(d, st); }},
+                            [&](function_step& st) { add_function(d, st); },
+                            [&](gemm_step& st) { add_inverse(d, st); }},
                  m_steps[s]);
       m_desc.steps[s] = to_step(m_steps[s]);
     }
@@ -350,6 +372,45 @@ private:
     m_gemms.push_back({std::move(g), trans});
   }
 
+  // A solve run as GEMMs with op(A)^{-1}: A is factored as for a substitution (the same checks
+  // and errors; the LU is shared through the store), and its inverse formed by running the
+  // row program on the identity's columns, V at a time. The GEMMs then read op(A^{-1}), through
+  // the same flags as a dense apply; conj(A^{-1}) is the inverse of conj(A).
+  void add_inverse(const operator_desc<T>& d, gemm_step& st) {
+    const auto& f = d.factors[st.mode];
+    std::shared_ptr<const lu_factors<T>> lu;
+    bool shared = false;
+    if (d.options.store) {
+      std::tie(lu, shared) = d.options.store->template get<lu_factors<T>>(
+          f, factor_store::form::lu, op::none, [&] { return factorize(f, st.mode, d.options); });
+      if (shared) check_rcond(lu->rcond, st.mode, f, lu->method == "getrf" ? "gecon" : "lacn2", d.options);
+    } else {
+      lu = std::make_shared<const lu_factors<T>>(factorize(f, st.mode, d.options));
+    }
+    const std::size_t n = f.n;
+    const auto [trans, conjugated] = gemm_flag(st.trans, st.view[2] == 1);
+    const row_program<T> program = solve_program(*lu, conjugated ? op::conjugate : op::none);
+    gemm_matrix<T> g;
+    g.n = n;
+    g.conjugated = conjugated;
+    g.a.resize(n * n);
+    std::vector<T> strip(n * V);
+    for (std::size_t j0 = 0; j0 < n; j0 += V) {  // columns j0.. of the inverse, one per lane
+      std::fill(strip.begin(), strip.end(), T(0));
+      for (std::size_t c = 0; c < V && j0 + c < n; ++c) strip[(j0 + c) * V + c] = T(1);
+      run_solve_program(program, strip.data());
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t c = 0; c < V && j0 + c < n; ++c) g.a[i * n + j0 + c] = strip[i * V + c];
+    }
+    factor_setup& fs = m_desc.setup[st.mode];
+    fs.result = message("L nnz=", lu->nnz_lower(), " U nnz=", lu->nnz_upper(), " swaps=", lu->swaps.size(),
+                        ", inverse ", n, "x", n, shared ? " shared" : "");
+    fs.rcond = lu->rcond;
+    m_payload.push_back(m_gemms.size());
+    m_desc.factor_bytes += g.a.size() * sizeof(T);
+    m_gemms.push_back({std::make_shared<const gemm_matrix<T>>(std::move(g)), trans});
+  }
+
   // The program make() builds, or the store's for (f, form, trans); and whether it was shared.
   template <class Make>
   static std::pair<std::shared_ptr<const row_program<T>>, bool> shared_program(const operator_desc<T>& d,
@@ -449,6 +510,10 @@ private:
                   return panel;
                 });
               });
+            },
+            [&](const gemm_step&) {
+              T* chunk = m_panels.data() + (thread == all_threads ? 0 : thread) * m_panel_stride;
+              run_gemm_apply(*m_gemms[payload].matrix, m_gemms[payload].trans, L, n, R, src, dst, chunk);
             },
             [&](const matvec_step& m) {
               if (m.gemm) {

@@ -1,7 +1,7 @@
 #pragma once
 // LU factors of one 1D factor in a form the substitution kernels read directly:
 // A = P L U, with the row interchanges as a list of swaps, L unit lower and U upper, both stored
-// as sparse rows with exact zeros dropped.
+// as sparse rows with exact zeros and negligible entries dropped (drop_negligible).
 //
 // Periodic bands: a small one (n <= fold_above) is factored as a full band, whose LU only fills
 // an "arrow" (last rows of L, last columns of U; dropping zeros keeps it cheap), but costs
@@ -11,6 +11,7 @@
 // with partial pivoting in O(n w^2) time and O(n w) memory. The factors then live in that order
 // (lu_factors::order); the solve programs address the rows of A through it, so nothing is
 // permuted at run time.
+#include <algorithm>
 #include <cstddef>
 #include <cmath>
 #include <cstdint>
@@ -277,7 +278,29 @@ lu_factors<T> factor_band(const factor_view<T>& band, std::size_t kl, std::size_
   }
   lu.rcond = estimate_rcond(lu, norm1(user));
   check_rcond(lu.rcond, mode, user, "lacn2", opts);
+  drop_negligible(lu);
   return lu;
+}
+
+// Drops the entries of L and U below eps^2 times their row's largest magnitude (the unit
+// diagonal for L, |u_ii| and the row for U), eps the value type's machine epsilon. Such an entry
+// changes a solve far below the rounding LU itself commits (a backward error of order eps^2
+// against gbtrf's eps), but costs a multiply-add on every line, and subnormal ones cost a
+// hundred: the fill of a periodic factor decays geometrically away from the wrap (the coupling
+// across the circle), and at n in the hundreds in float, or thousands in double, most of it
+// is below eps^2 and much of it subnormal.
+template <class T>
+void drop_negligible(lu_factors<T>& lu) {
+  using R = real_t<T>;
+  const R eps = std::numeric_limits<R>::epsilon();
+  auto filter = [&](sparse_row<T>& row, R ref) {
+    for (const auto& e : row) ref = std::max<R>(ref, std::abs(e.second));
+    const R cut = eps * eps * ref;  // NaN entries compare false and stay: the checks name them
+    row.erase(std::remove_if(row.begin(), row.end(), [&](const auto& e) { return std::abs(e.second) <= cut; }),
+              row.end());
+  };
+  for (auto& row : lu.lower) filter(row, R(1));
+  for (std::size_t i = 0; i < lu.n; ++i) filter(lu.upper[i], std::abs(lu.diag[i]));
 }
 
 template <class T>
@@ -321,6 +344,7 @@ lu_factors<T> factor_dense(const factor_view<T>& f, std::size_t mode, const comp
     }
     lu.diag[i] = a[i + i * n];
   }
+  drop_negligible(lu);
   return lu;
 }
 
