@@ -110,7 +110,8 @@ BOOST_AUTO_TEST_CASE(store_shares_the_lu_with_the_dense_inverse) {
 
 // automatic: the GEMMs for n = 8 in a tensor of 2^19 values (the substitution moves every value
 // through a panel for 6 multiply-adds, the GEMMs do 8 in registers), the substitution for n = 256
-// (256 multiply-adds a value against 6) and for every mode of a tiny tensor; substitution and
+// (256 multiply-adds a value against 6), for a pair of modes that runs fused, and for every mode
+// of a tiny tensor; substitution and
 // dense_inverse force the choice. Every banded solve prints both predictions. Explained plans
 // only: nothing is factored.
 BOOST_AUTO_TEST_CASE(automatic_follows_the_cost_model) {
@@ -136,6 +137,19 @@ BOOST_AUTO_TEST_CASE(automatic_follows_the_cost_model) {
   }
   const std::string printed = kronex::to_string(plan);
   BOOST_TEST(printed.find("model: lu_subst ") != std::string::npos, printed);
+
+  // 48^3: alone, the last mode would run as GEMMs (the model predicts them 20 % faster than its
+  // substitution, whose lines are transposed into strips); with mode 1 it forms a fused pair,
+  // which moves the tensor once for both, so the pair stays on the substitution.
+  const auto M48 = kronex::gallery::bspline_mass<double>(48, 3, boundary::clamped);
+  const kronex::shape_t cube{48, 48, 48};
+  const auto I48 = kronex::identity(48);
+  const auto alone = methods(kronex::explain_plan(kronex::kron(I48, I48, M48).inverse(), cube));
+  BOOST_TEST_REQUIRE(alone.size() == 1u);
+  BOOST_TEST(is_gemm(alone[0]), alone[0]);
+  const auto all = kronex::explain_plan(kronex::kron(M48, M48, M48).inverse(), cube);
+  for (const std::string& m : methods(all)) BOOST_TEST(m == "lu_subst", "48^3: " << m);
+  BOOST_TEST(kronex::fused_with_next(all.steps.at(1)));
 
   const auto M4 = kronex::gallery::bspline_mass<double>(4, 3, boundary::clamped);
   for (const std::string& m : methods(kronex::explain_plan(kronex::kron(M4, M4, M4).inverse(), kronex::shape_t{4, 4, 4})))

@@ -252,8 +252,8 @@ BOOST_AUTO_TEST_CASE(adjoint_complex_solve) {
       "    f0  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0  rcond=0.074\n"
       "    f1  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 swaps=0  rcond=0.35\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 C  lu_subst  (1,6,5):(30,5,1)  flops=900  bytes=960  model: lu_subst 190ns, gemm 170ns\n"
-      "    1  solve  mode 1  f1 C  lu_subst  (6,5,1):(5,1,1)  flops=852  bytes=960  model: lu_subst 230ns, gemm 170ns\n"
+      "    0  solve  mode 0  f0 C  lu_subst  (1,6,5):(30,5,1)  flops=900  bytes=960  model: lu_subst 190ns, gemm 250ns\n"
+      "    1  solve  mode 1  f1 C  lu_subst  (6,5,1):(5,1,1)  flops=852  bytes=960  model: lu_subst 230ns, gemm 240ns\n"
       "  total  steps=2  flops=1.752k  bytes=1.92k  workspace=768B  factors=1.44kB\n";
   const auto K = kronex::kron(Mx, My);
   check_plan(kronex::explain(K.adjoint().inverse(), std::array<std::size_t, 2>{6, 5}), explained(expected));
@@ -286,9 +286,9 @@ BOOST_AUTO_TEST_CASE(conjugate_complex_solve) {
       "    f1  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0  rcond=0.074\n"
       "    f2  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 swaps=0  rcond=0.35\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k  model: lu_subst 280ns, gemm 200ns\n"
-      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960  model: lu_subst 370ns, gemm 340ns\n"
-      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960  model: lu_subst 450ns, gemm 230ns\n"
+      "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k  model: lu_subst 280ns, gemm 360ns\n"
+      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960  model: lu_subst 370ns, gemm 490ns\n"
+      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960  model: lu_subst 450ns, gemm 380ns\n"
       "  total  steps=3  flops=4.344k  bytes=3.84k  workspace=2.496kB  factors=1.64kB\n";
   // explain() assumes no swaps: f0 has 3 ops instead of 4, 40 B less: factors 1600.
   const std::string estimated =
@@ -298,9 +298,9 @@ BOOST_AUTO_TEST_CASE(conjugate_complex_solve) {
       "    f1  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 (estimate: no swaps)\n"
       "    f2  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 (estimate: no swaps)\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k  model: lu_subst 280ns, gemm 200ns\n"
-      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960  model: lu_subst 370ns, gemm 340ns\n"
-      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960  model: lu_subst 450ns, gemm 230ns\n"
+      "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k  model: lu_subst 280ns, gemm 360ns\n"
+      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960  model: lu_subst 370ns, gemm 490ns\n"
+      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960  model: lu_subst 450ns, gemm 380ns\n"
       "  total  steps=3  flops=4.344k  bytes=3.84k  workspace=2.496kB  factors=1.6kB\n";
   const std::array<std::size_t, 3> shape{2, 6, 5};
   const auto K = kronex::kron(D, Mx, My);

@@ -91,17 +91,23 @@ void check_host(const operator_desc<T>& d, const shape_t& shape) {
 // contiguous for each index of the modes before) fits in L2 run slab by slab: the tensor is
 // read and written once for both, instead of twice. As many slabs as fit are taken at once,
 // so small slabs still fill whole strips. Only the pairing and grouping are decided here.
+inline constexpr std::size_t slab_budget = std::size_t(512) << 10;
+
+// Whether steps a, b (in this order) on adjacent modes may run as a fused pair if both run in
+// panels.
+template <class T>
+bool fusable_modes(const step_base& a, const step_base& b) {
+  return b.mode == a.mode + 1 && a.view[0] != 1 && a.view[1] * a.view[2] * sizeof(T) <= slab_budget;
+}
+
 template <class T>
 void fuse_adjacent_modes(host_blueprint<T>& bp) {
-  constexpr std::size_t slab_budget = std::size_t(512) << 10;
   const double size = double(product(bp.desc.shape));
   bp.slab_group.assign(bp.steps.size(), 0);
   for (std::size_t s = 0; s + 1 < bp.steps.size(); ++s) {
     const step_base &a = step_info(bp.steps[s]), &b = step_info(bp.steps[s + 1]);
     const std::size_t slab = a.view[1] * a.view[2];
-    if (!is_panel_step(bp.steps[s]) || !is_panel_step(bp.steps[s + 1]) || b.mode != a.mode + 1 || a.view[0] == 1 ||
-        slab * sizeof(T) > slab_budget)
-      continue;
+    if (!is_panel_step(bp.steps[s]) || !is_panel_step(bp.steps[s + 1]) || !fusable_modes<T>(a, b)) continue;
     for (std::size_t t : {s, s + 1}) {
       std::visit(overloaded{[&](lu_subst_step& k) { k.bytes = size * sizeof(T); k.fused_with_next = t == s; },
                             [&](matvec_step& k) { k.bytes = size * sizeof(T); k.fused_with_next = t == s; },
@@ -111,6 +117,57 @@ void fuse_adjacent_modes(host_blueprint<T>& bp) {
     bp.slab_group[s] = std::min(a.view[0], slab_budget / (slab * sizeof(T)));
     bp.slab_values = std::max(bp.slab_values, bp.slab_group[s] * slab);
     ++s;
+  }
+}
+
+// Which substitution steps run as GEMMs with the dense inverse instead (solve_method), and their
+// conversion: each step is decided by its model (cost_model.hpp), then a pair of adjacent modes
+// that would run fused as substitutions (one pass over the tensor for both) is kept so when that
+// costs less than the choices made one by one (solve_cost_model::fused_pair_saving).
+template <class T>
+void choose_solve_methods(host_blueprint<T>& bp, solve_method how, const std::vector<std::size_t>& program_bytes) {
+  using C = host_costs<T>;
+  const std::size_t count = bp.steps.size();
+  const double size = double(product(bp.desc.shape));
+  std::vector<char> gemm(count, 0);
+  auto prediction = [&](std::size_t s) {
+    const step_base& b = step_info(bp.steps[s]);
+    return solve_prediction{b.model_subst_s, b.model_gemm_s};
+  };
+  auto substitution = [&](std::size_t s) { return std::holds_alternative<lu_subst_step>(bp.steps[s]); };
+  for (std::size_t s = 0; s < count; ++s)
+    gemm[s] = substitution(s) && use_dense_inverse(how, prediction(s)) &&
+              gemm_sizes_fit(step_info(bp.steps[s]).view[1], step_info(bp.steps[s]).view[2]);
+  if (how == solve_method::automatic) {
+    for (std::size_t s = 0; s + 1 < count; ++s) {
+      if (!substitution(s) || !substitution(s + 1) || !(gemm[s] || gemm[s + 1]) ||
+          !fusable_modes<T>(step_info(bp.steps[s]), step_info(bp.steps[s + 1])))
+        continue;
+      const solve_prediction a = prediction(s), b = prediction(s + 1);
+      const double chosen = (gemm[s] ? a.gemm_s : a.subst_s) + (gemm[s + 1] ? b.gemm_s : b.subst_s);
+      const double fused = a.subst_s + b.subst_s - solve_cost_model<T>::fused_pair_saving *
+                                                       solve_cost_model<T>::move_s * size * double(sizeof(T));
+      if (fused <= chosen) gemm[s] = gemm[s + 1] = 0;
+    }
+  }
+  for (std::size_t s = 0; s < count; ++s) {
+    if (!gemm[s]) continue;
+    const lu_subst_step st = std::get<lu_subst_step>(bp.steps[s]);
+    const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
+    gemm_step g;
+    static_cast<step_base&>(g) = st;
+    g.solve = true;
+    g.how = R == 1 ? gemm_step::layout::last : gemm_step::layout::first;
+    g.calls = R == 1 ? 1 : L;
+    g.per_call = R == 1 ? L : 1;
+    g.flops = size * double(n) * C::madd_flops;
+    factor_setup& fs = bp.desc.setup[st.mode];
+    fs.method += ", dense inverse";
+    fs.result += message(", inverse ", n, "x", n);
+    bp.desc.factor_bytes += n * n * sizeof(T);
+    bp.desc.factor_bytes -= program_bytes[s];
+    bp.gemm_values = std::max(bp.gemm_values, gemm_buffer_values<T>(L, n, R));
+    bp.steps[s] = g;
   }
 }
 
@@ -128,6 +185,7 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
   desc.shape = shape;
   desc.setup = skipped_setup(d);
   const double size = double(product(shape));
+  std::vector<std::size_t> program_bytes;  // per substitution step: its row program's bytes
   for (const auto& t : schedule(d)) {
     const factor_view<T>* f = t.kind == task_kind::copy ? nullptr : &d.factors[t.mode];
     factor_setup& fs = desc.setup[t.mode];
@@ -158,28 +216,13 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
           fs.method = f->kind == factor_kind::dense ? std::string("getrf")
                                                     : message("gbtrf kl=", l.kl, " ku=", l.ku, l.folded ? " folded" : "");
           fs.result = message("L nnz=", e.nnz_lower, " U nnz=", e.nnz_upper, " (estimate: no swaps)");
-          const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
-          const solve_prediction model = solve_cost_model<T>::predict(L, n, R, p.madds);
-          if (use_dense_inverse(d.options.solves, model) && gemm_sizes_fit(n, R)) {
-            auto g = make_step<gemm_step>(t, d.trans, shape, sizeof(T));
-            g.solve = true;
-            g.how = R == 1 ? gemm_step::layout::last : gemm_step::layout::first;
-            g.calls = R == 1 ? 1 : L;
-            g.per_call = R == 1 ? L : 1;
-            g.flops = size * double(n) * C::madd_flops;
-            g.model_subst_s = model.subst_s;
-            g.model_gemm_s = model.gemm_s;
-            fs.method += ", dense inverse";
-            fs.result += message(", inverse ", n, "x", n);
-            desc.factor_bytes += n * n * sizeof(T);
-            bp.gemm_values = std::max(bp.gemm_values, gemm_buffer_values<T>(L, n, R));
-            bp.steps.push_back(g);
-            break;
-          }
+          const solve_prediction model = solve_cost_model<T>::predict(st.view[0], st.view[1], st.view[2], p.madds);
           st.model_subst_s = model.subst_s;
           st.model_gemm_s = model.gemm_s;
           st.flops = C::program_flops(size / double(f->n), p.madds, p.multiplies);
           desc.factor_bytes += p.bytes;
+          program_bytes.resize(bp.steps.size() + 1, 0);
+          program_bytes.back() = p.bytes;
           bp.steps.push_back(st);
         }
         break;
@@ -206,6 +249,8 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
       }
     }
   }
+  program_bytes.resize(bp.steps.size(), 0);
+  choose_solve_methods(bp, d.options.solves, program_bytes);
   fuse_adjacent_modes(bp);
   // One panel shared by all steps, sized for the largest; a second (output) panel when an
   // apply step runs as a row program; scale and copy steps need none. GEMM steps use the same
