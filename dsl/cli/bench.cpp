@@ -47,6 +47,7 @@ struct bench_options {
   bool plans = true;
   double min_rcond = -1;
   std::size_t threads = 0;
+  std::string solves = "automatic";
 };
 
 // "n=32:256:x2" (geometric), "n=32:256:+32" (arithmetic) or "n=32,64,100" (a list).
@@ -220,6 +221,7 @@ void bench(const bench_options& o) {
     dsl::evaluated_program program = evaluate(src, all[i]);
     program.options.min_rcond = o.min_rcond;
     program.options.threads = o.threads;
+    program.options.solves = solve_method_named(o.solves);
     check_parameters_used(program, all[i]);
     if (!program.runnable()) {
       throw rendered_error(dsl::dsl_error(program.where, "the program ends with an operator: bench times "
@@ -401,6 +403,7 @@ void register_bench(CLI::App& app) {
   cmd->add_flag("!--no-plan", o->plans, "Do not print the plans");
   add_min_rcond_option(*cmd, o->min_rcond);
   add_threads_option(*cmd, o->threads);
+  add_solves_option(*cmd, o->solves);
   cmd->footer(R"(Examples:
   kronex bench 'kron(mass(128, 3), mass(128, 3, periodic), mass(128, 3)).solve(random(1))'
   kronex bench 'kron(mass($n, 3), mass($n, 3), mass($n, 3)).solve(random(1))' --sweep n=32:256:x2 \

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "io/regular_file.hpp"
@@ -30,6 +31,28 @@ void add_threads_option(CLI::App& cmd, std::size_t& threads) {
                  "small ones); the result does not depend on it")
       ->check(CLI::Range(std::size_t(0), std::size_t(1024)));
 }
+
+namespace {
+const std::map<std::string, kronex::solve_method>& solve_method_names() {
+  static const std::map<std::string, kronex::solve_method> names{
+      {"automatic", kronex::solve_method::automatic},
+      {"substitution", kronex::solve_method::substitution},
+      {"dense_inverse", kronex::solve_method::dense_inverse}};
+  return names;
+}
+} // namespace
+
+void add_solves_option(CLI::App& cmd, std::string& solves) {
+  std::vector<std::string> names;
+  for (const auto& entry : solve_method_names()) names.push_back(entry.first);
+  cmd.add_option("--solves", solves,
+                 "Host solves of banded and dense factors: automatic (the cost model picks per mode), "
+                 "substitution, or dense_inverse (GEMMs with the factor's inverse)")
+      ->check(CLI::IsMember(names))
+      ->capture_default_str();
+}
+
+kronex::solve_method solve_method_named(const std::string& name) { return solve_method_names().at(name); }
 
 void add_backend_option(CLI::App& cmd, std::string& backend, bool allow_all) {
   std::vector<std::string> names{"host", "device"};

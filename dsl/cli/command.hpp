@@ -44,6 +44,10 @@ void add_backend_option(CLI::App& cmd, std::string& backend, bool allow_all);
 void add_min_rcond_option(CLI::App& cmd, double& min_rcond);
 // Adds --threads (compile_options::threads: host plans' threads; 0, the default, follows OpenMP).
 void add_threads_option(CLI::App& cmd, std::size_t& threads);
+// Adds --solves (compile_options::solves: automatic, the default, substitution or dense_inverse);
+// solve_method_named gives the option's value as the enum.
+void add_solves_option(CLI::App& cmd, std::string& solves);
+kronex::solve_method solve_method_named(const std::string& name);
 loaded_source load_source(const source_options& o);
 dsl::parameters parse_assignments(const std::vector<std::string>& assignments);
 

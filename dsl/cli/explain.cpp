@@ -15,6 +15,7 @@ struct explain_options {
   std::string backend = "host";
   bool json = false;
   std::size_t threads = 0;
+  std::string solves = "automatic";
 };
 
 void explain(const explain_options& o) {
@@ -22,6 +23,7 @@ void explain(const explain_options& o) {
   const dsl::parameters params = parse_assignments(o.source.assignments);
   auto program = evaluate(src, params);
   program.options.threads = o.threads;
+  program.options.solves = solve_method_named(o.solves);
   check_parameters_used(program, params);
   // Plans only: nothing is allocated for the tensor, so any size can be explained.
   const auto exe = pointing_into(src, [&] { return dsl::prepare(program, parse_backend(o.backend), false); });
@@ -77,6 +79,7 @@ void register_explain(CLI::App& app) {
   add_source_options(*cmd, o->source);
   add_backend_option(*cmd, o->backend, false);
   add_threads_option(*cmd, o->threads);
+  add_solves_option(*cmd, o->solves);
   cmd->add_flag("--json", o->json, "Print the plans as JSON (one entry per solve/apply stage)");
   cmd->footer(R"(Examples:
   kronex explain 'kron(mass(64, 3), mass(48, 3, periodic)).solve(ones())'

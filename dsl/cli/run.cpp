@@ -25,6 +25,7 @@ struct run_options {
   bool check = false;
   double min_rcond = -1;
   std::size_t threads = 0;
+  std::string solves = "automatic";
 };
 
 // A Krylov solve's history and outcome, as JSON (--history FILE).
@@ -46,6 +47,7 @@ void run(const run_options& o) {
   auto program = evaluate(src, params);
   program.options.min_rcond = o.min_rcond;
   program.options.threads = o.threads;
+  program.options.solves = solve_method_named(o.solves);
   check_parameters_used(program, params);
   if (o.history_option->count() && !program.krylov) {
     throw usage_error("--history " + o.history + ": the program does not end with a Krylov solve (cg, bicgstab, "
@@ -108,6 +110,7 @@ void register_run(CLI::App& app) {
                                        "outcome to this JSON file (atomically)");
   add_min_rcond_option(*cmd, o->min_rcond);
   add_threads_option(*cmd, o->threads);
+  add_solves_option(*cmd, o->solves);
   cmd->footer(R"(Examples:
   kronex run 'A = mtx_operator("A.mtx", 8, 8, 8); cg(A, ones(), jacobi(A), rtol=1e-10)' --history h.json
   kronex run 'kron(mass(64, 3), mass(64, 3, periodic)).solve(npy("b.npy"))' --out x.npy --check

@@ -364,6 +364,28 @@ class ExplainAndBench(Base):
         self.assertEqual(j["stages"][0]["plan"]["threads"], 2)
         self.fails(2, "run", prog, "--threads", "-1")
 
+    def test_solves_choose_the_method(self):
+        # n = 8 in a 2^16-value tensor: the cost model runs mode 0 as GEMMs with the dense
+        # inverse and the n = 64 modes as substitutions; --solves forces either way; both results
+        # solve the system. explain --json has the model's predictions per solve.
+        prog = "kron(mass(8, 3), mass(64, 3), mass(64, 2, periodic)).solve(random(3))"
+        default = self.ok("explain", prog).stdout
+        self.assertRegex(default, r"mode 0  f0 N  gemm .*model: lu_subst \S+, gemm \S+")
+        self.assertRegex(default, r"mode 1  f1 N  lu_subst")
+        self.assertNotIn("gemm  (", self.ok("explain", prog, "--solves", "substitution").stdout)
+        forced = self.ok("explain", prog, "--solves", "dense_inverse").stdout
+        self.assertEqual(len(re.findall(r"  solve  mode \d  f\d N  gemm", forced)), 3, forced)
+        j = json.loads(self.ok("explain", prog, "--json").stdout)
+        steps = j["stages"][0]["plan"]["steps"]
+        self.assertEqual(steps[0]["method"], "gemm")
+        self.assertLess(steps[0]["model_seconds"]["gemm"], steps[0]["model_seconds"]["lu_subst"])
+        results = {}
+        for m in ("substitution", "dense_inverse"):
+            self.ok("run", prog, "--solves", m, "--out", m + ".npy")
+            results[m] = np.load(self.path(m + ".npy"))
+        self.assertLess(rel(results["dense_inverse"], results["substitution"]), 1e-12)
+        self.fails(2, "run", prog, "--solves", "inverse")
+
     def test_explain_any_size_allocates_nothing(self):
         # explain plans without factoring or allocating: a 2^36-value problem (512 GiB in double)
         # is explained on every backend in a small resident set, and a size the device cannot
