@@ -13,6 +13,7 @@
 #define BOOST_TEST_MODULE test_distributed_krylov
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <complex>
@@ -123,9 +124,10 @@ kronex::krylov_options<R> options() {
   return o;
 }
 
-// The serial solve and the distributed one agree: status, iterations, every tested residual
-// norm, the solution, and the number of batched reductions, which is the number of real-sum
-// MPI_Allreduce calls the distributed solve made.
+// The serial solve and the distributed one agree: status, iterations (one check apart only when
+// a norm lands within rounding of the threshold), every tested residual norm, the solution, and
+// the number of batched reductions, which is the number of real-sum MPI_Allreduce calls the
+// distributed solve made.
 template <class T>
 void expect_same(const kronex::krylov_result& serial, const xt::xtensor<T, 3>& x_serial, std::size_t serial_reductions,
                  const kronex::krylov_result& dist, const kronex::distributed_tensor<T, 3>& x_dist,
@@ -134,13 +136,24 @@ void expect_same(const kronex::krylov_result& serial, const xt::xtensor<T, 3>& x
     BOOST_TEST(serial.converged);
     BOOST_TEST(serial.iterations > 3);  // enough iterations for rounding to matter
     BOOST_TEST(dist.status == serial.status);
-    BOOST_TEST(dist.iterations == serial.iterations);
-    BOOST_TEST(dist.history.size() == serial.history.size());
-    if (dist.history.size() == serial.history.size())
-      for (std::size_t k = 0; k < dist.history.size(); ++k)
-        BOOST_TEST(std::abs(dist.history[k] - serial.history[k]) <= 1e-11 * serial.history[0]);
+    // Each check compares the tested norm with the threshold rtol ||b|| (x0 = 0: history[0] is
+    // ||b||). When one solve's norm lands within rounding of it, the other, whose sums round
+    // differently, may stop one check later: allowed only then, the longer solve's norm at the
+    // shorter one's last check within 10 % of the threshold.
+    const std::size_t common = std::min(dist.history.size(), serial.history.size());
+    const bool same_length = dist.iterations == serial.iterations;
+    if (!same_length) {
+      const kronex::krylov_result& longer = dist.iterations > serial.iterations ? dist : serial;
+      const double threshold = options<double>().rtol * serial.history.at(0);
+      BOOST_TEST(std::max(dist.iterations, serial.iterations) - std::min(dist.iterations, serial.iterations) == 1u);
+      BOOST_TEST_REQUIRE(common >= 1u);
+      BOOST_TEST(std::abs(longer.history.at(common - 1) - threshold) <= 0.1 * threshold,
+                 "the solves stopped one check apart, but not at a norm within rounding of the threshold");
+    }
+    for (std::size_t k = 0; k < common; ++k)
+      BOOST_TEST(std::abs(dist.history[k] - serial.history[k]) <= 1e-11 * serial.history[0]);
     BOOST_TEST(rel_error(gather(x_dist), x_serial) < 1e-10);
-    BOOST_TEST(dist_reductions == serial_reductions);
+    if (same_length) BOOST_TEST(dist_reductions == serial_reductions);
     BOOST_TEST(allreduces == dist_reductions);
     BOOST_TEST(dist.relative_residual < 1e-11);
     BOOST_TEST(same_on_every_rank(dist));
