@@ -355,6 +355,17 @@ private:
     m_scales.push_back(std::move(s));
   }
 
+  // The LU of the factor for `mode`, factored here or taken from the options' store; and whether
+  // it was shared. The threshold is checked for this plan's options whoever factored.
+  static std::pair<std::shared_ptr<const lu_factors<T>>, bool> lu_of(const operator_desc<T>& d, std::size_t mode) {
+    const auto& f = d.factors[mode];
+    if (!d.options.store) return {std::make_shared<const lu_factors<T>>(factorize(f, mode, d.options)), false};
+    auto got = d.options.store->template get<lu_factors<T>>(f, factor_store::form::lu, op::none,
+                                                            [&] { return factorize(f, mode, d.options); });
+    if (got.second) check_rcond(got.first->rcond, mode, f, got.first->method == "getrf" ? "gecon" : "lacn2", d.options);
+    return got;
+  }
+
   // A banded or dense factor, factored once: the exact numbers replace the plan's estimates.
   // With a store (compile_options::store), the LU and the program are shared with the other
   // plans compiled with it: the LU per factor (it serves every op), the program per (factor, op).
@@ -364,15 +375,7 @@ private:
     factor_setup& fs = m_desc.setup[st.mode];
     std::shared_ptr<const lu_factors<T>> lu;
     bool lu_shared = false;
-    auto factor = [&] {
-      if (!d.options.store) {
-        lu = std::make_shared<const lu_factors<T>>(factorize(f, st.mode, d.options));
-        return;
-      }
-      std::tie(lu, lu_shared) = d.options.store->template get<lu_factors<T>>(
-          f, factor_store::form::lu, op::none, [&] { return factorize(f, st.mode, d.options); });
-      if (lu_shared) check_rcond(lu->rcond, st.mode, f, lu->method == "getrf" ? "gecon" : "lacn2", d.options);
-    };
+    auto factor = [&] { std::tie(lu, lu_shared) = lu_of(d, st.mode); };
     const auto [program, program_shared] = shared_program(d, f, factor_store::form::host_solve, st.trans, [&] {
       factor();
       return solve_program(*lu, st.trans);
@@ -422,17 +425,8 @@ private:
   // row program on the identity's columns, V at a time. The GEMMs then read op(A^{-1}), through
   // the same flags as a dense apply; conj(A^{-1}) is the inverse of conj(A).
   void add_inverse(const operator_desc<T>& d, gemm_step& st) {
-    const auto& f = d.factors[st.mode];
-    std::shared_ptr<const lu_factors<T>> lu;
-    bool shared = false;
-    if (d.options.store) {
-      std::tie(lu, shared) = d.options.store->template get<lu_factors<T>>(
-          f, factor_store::form::lu, op::none, [&] { return factorize(f, st.mode, d.options); });
-      if (shared) check_rcond(lu->rcond, st.mode, f, lu->method == "getrf" ? "gecon" : "lacn2", d.options);
-    } else {
-      lu = std::make_shared<const lu_factors<T>>(factorize(f, st.mode, d.options));
-    }
-    const std::size_t n = f.n;
+    const auto [lu, shared] = lu_of(d, st.mode);
+    const std::size_t n = d.factors[st.mode].n;
     const auto [trans, conjugated] = gemm_flag(st.trans, st.view[2] == 1);
     const row_program<T> program = solve_program(*lu, conjugated ? op::conjugate : op::none);
     gemm_matrix<T> g;
@@ -526,6 +520,11 @@ private:
     const auto row_runs = [&](auto&& f) {
       pieces(runs, thread, [&](std::size_t k, std::size_t) { f(k * rows / runs, (k + 1) * rows / runs); });
     };
+    // A dense apply's or a dense inverse's GEMMs, in place through this thread's panel buffer.
+    const auto run_gemm = [&] {
+      T* chunk = m_panels.data() + (thread == all_threads ? 0 : thread) * m_panel_stride;
+      run_gemm_apply(*m_gemms[payload].matrix, m_gemms[payload].trans, L, n, R, src, dst, chunk);
+    };
     std::visit(
         overloaded{
             [&](const copy_step&) {
@@ -556,14 +555,10 @@ private:
                 });
               });
             },
-            [&](const gemm_step&) {
-              T* chunk = m_panels.data() + (thread == all_threads ? 0 : thread) * m_panel_stride;
-              run_gemm_apply(*m_gemms[payload].matrix, m_gemms[payload].trans, L, n, R, src, dst, chunk);
-            },
+            [&](const gemm_step&) { run_gemm(); },
             [&](const matvec_step& m) {
               if (m.gemm) {
-                T* chunk = m_panels.data() + (thread == all_threads ? 0 : thread) * m_panel_stride;
-                run_gemm_apply(*m_gemms[payload].matrix, m_gemms[payload].trans, L, n, R, src, dst, chunk);
+                run_gemm();
                 return;
               }
               const auto& p = *m_programs[payload];
