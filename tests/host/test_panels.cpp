@@ -9,6 +9,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <array>
+#include <complex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,6 +101,18 @@ void check_solve(const std::array<kronex::banded<double>, D>& f, const std::arra
              what << ": out of place against mode by mode, error " << kronex_test::rel_error(x, unfused));
 }
 
+// Diagonal 0.05 under sub-diagonals of 1 and 0.3: partial pivoting swaps rows at every step.
+kronex::banded<double> pivoting_band(std::size_t n) {
+  kronex::banded<double> a(n, 2, 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    a(i, i) = 0.05 + 0.01 * double(i % 3);
+    if (i + 1 < n) a(i, i + 1) = 0.7;
+    if (i >= 1) a(i, i - 1) = 1.0;
+    if (i >= 2) a(i, i - 2) = 0.3;
+  }
+  return a;
+}
+
 kronex::banded<double> eye(std::size_t n) {
   kronex::banded<double> a(n, 0, 0);
   for (std::size_t i = 0; i < n; ++i) a(i, i) = 1.0;
@@ -116,6 +129,42 @@ BOOST_AUTO_TEST_CASE(many_panels_contiguous_runs) {
                  {false, false});
   check_solve<2>({kronex::gallery::bspline_mass<double>(5, 3, boundary::clamped), eye(1100)}, {5, 1100},
                  "(5,1100) mode 0, R % 16 != 0: element gathers", {false, false});
+}
+
+// A long mode (n = 600: fewer than 4 strips fit in 256 KiB) takes panels of 4 strips: 64 lines,
+// so 100 lines make a full panel and a partial one whose last strip is partial too.
+BOOST_AUTO_TEST_CASE(long_mode_wide_panels) {
+  check_solve<2>({kronex::gallery::bspline_mass<double>(600, 3, boundary::periodic), eye(100)}, {600, 100},
+                 "(600,100) mode 0, panels of 4 strips", {false, false});
+}
+
+// A panel whose lines span several indices l (R = 5 < the panel's 32 lines): each row of the
+// row-major panel is copied as runs of 5, one per l. Mode 1 is followed by a diagonal (a scale
+// step), so it is not fused. A solve and an apply (the apply's output panel has the same
+// layout), real and complex, against the dense reference.
+BOOST_AUTO_TEST_CASE(panels_spanning_several_slabs) {
+  auto check = [](auto zero) {
+    using T = decltype(zero);
+    const auto M0 = kronex::gallery::bspline_mass<T>(6, 2);
+    const auto M1 = kronex::gallery::bspline_mass<T>(7, 3, boundary::periodic);
+    const auto d = kronex::diagonal(std::vector<T>{T(1), T(2), T(3), T(4), T(5)});
+    const std::array<std::size_t, 3> shape{6, 7, 5};
+    const auto K = kronex::kron(M0, M1, d);
+    const auto b = kronex_test::random_tensor<T>(shape);
+    kronex::compile_options substitution;
+    substitution.solves = kronex::solve_method::substitution;
+    auto solver = kronex::compile(K.inverse(), b, substitution);
+    BOOST_TEST_REQUIRE(solver.plan().steps.size() == 3u);
+    BOOST_TEST(!kronex::fused_with_next(solver.plan().steps[1]));
+    BOOST_TEST(kronex_test::rel_error(solver(b), kronex::reference::solve(K, b)) <= 1e-12);
+    xt::xtensor<T, 3> x = b;
+    solver(x, x);
+    BOOST_TEST(kronex_test::rel_error(x, kronex::reference::solve(K, b)) <= 1e-12);
+    auto op = kronex::compile(K, b);
+    BOOST_TEST(kronex_test::rel_error(op(b), kronex::reference::apply(K, b)) <= 1e-12);
+  };
+  check(0.0);
+  check(std::complex<double>(0));
 }
 
 // The last mode: lines are contiguous, the gather is a transpose; a partial last strip.
@@ -140,4 +189,9 @@ BOOST_AUTO_TEST_CASE(fused_pairs_grouped_slabs) {
   check_solve<3>({kronex::gallery::bspline_mass<double>(5, 2), kronex::gallery::bspline_mass<double>(160, 3),
                   kronex::gallery::bspline_mass<double>(160, 3, boundary::periodic)},
                  {5, 160, 160}, "(5,160,160): 200 KiB slabs, groups of 2, partial last group", {false, true, false});
+  // The pair's first step runs on the group in cache, 16 columns of a slab at a time: R = 37 is
+  // two such blocks and a 5-column tail; the band pivots (row swaps between rows 37 apart).
+  check_solve<3>({kronex::gallery::bspline_mass<double>(4, 2), pivoting_band(24),
+                  kronex::gallery::bspline_mass<double>(37, 3, boundary::periodic)},
+                 {4, 24, 37}, "(4,24,37): column blocks, a tail, swaps", {false, true, false});
 }

@@ -18,7 +18,8 @@
 //                    8 complex<double>), S = clamp(256 KiB / (n V sizeof(T)), 1,
 //                    min(64, ceil(lines / V))), S n V maximised over the solve/apply steps,
 //                    P = 2 when an apply step exists (output panel) else 1, max slab = the
-//                    largest G n R of a fused first step (0 without fusion), where the slab
+//                    largest G n R of a fused first step that applies (0 without one: a
+//                    pair starting with a solve works in place in x), where the slab
 //                    group G = min(L, floor(512 KiB / (n R sizeof(T)))) slabs run at once. For the small shapes
 //                    here 256 KiB / (n V sizeof(T)) = 2048 / n is never the bound, so
 //                    S = ceil(lines / V).
@@ -111,8 +112,8 @@ xt::xtensor<double, 2> dominant_dense() {
 //  step 2 (mode 2) are solves on adjacent modes: "fused with 2".
 //  bytes: 2 120 8 = 1920 for step 0, 120 8 = 960 for each fused step; 3840 total.
 //  workspace: S n V = 2 6 16 = 192 (step 0: 20 lines), 2 5 16 = 160, 2 4 16 = 128 (24, 30
-//  lines); one panel (no apply) of 192 + a group of min(L, 512 KiB / 160 B) = 6 slabs of 20:
-//  (192 + 120) 8 = 2496.
+//  lines); one panel (no apply) of 192, and no slab buffer (the pair starts with a solve, which
+//  works in place in x): 192 8 = 1536.
 //  factors: f0 11 ops (5 nonempty L rows + 6 U rows) 32 + 18 coef 12 = 568; f1 9 ops (4 + 5)
 //           32 + 14 coef 12 = 456; f2 7 ops (3 + 4) 32 + 12 coef 12 = 368; total 1392.
 BOOST_AUTO_TEST_CASE(solve_clamped_periodic_dense) {
@@ -129,7 +130,7 @@ BOOST_AUTO_TEST_CASE(solve_clamped_periodic_dense) {
       "    0  solve  mode 0  f0 N  lu_subst  (1,6,20):(120,20,1)  flops=840  bytes=1.92k  model: lu_subst 270ns, gemm 210ns\n"
       "    1  solve  mode 1  f1 N  lu_subst  fused with 2  (6,5,4):(20,4,1)  flops=792  bytes=960  model: lu_subst 260ns, gemm 710ns\n"
       "    2  solve  mode 2  f2 N  lu_subst  (30,4,1):(4,1,1)  flops=840  bytes=960  model: lu_subst 380ns, gemm 200ns\n"
-      "  total  steps=3  flops=2.472k  bytes=3.84k  workspace=2.496kB  factors=1.392kB\n";
+      "  total  steps=3  flops=2.472k  bytes=3.84k  workspace=1.536kB  factors=1.392kB\n";
   const std::array<std::size_t, 3> shape{6, 5, 4};
   const auto K = kronex::kron(Mx, My, D);
   check_plan(kronex::explain(K.inverse(), shape), explained(expected));
@@ -140,7 +141,7 @@ BOOST_AUTO_TEST_CASE(solve_clamped_periodic_dense) {
   // The numbers behind the text.
   BOOST_TEST(solver.plan().flops() == 2472.0);
   BOOST_TEST(solver.plan().bytes() == 3840.0);
-  BOOST_TEST(solver.plan().workspace_bytes == 2496u);
+  BOOST_TEST(solver.plan().workspace_bytes == 1536u);
   BOOST_TEST(solver.plan().factor_bytes == 1392u);
   BOOST_TEST(solver.plan().steps.size() == 3u);
   BOOST_TEST(!kronex::fused_with_next(solver.plan().steps[0]));
@@ -271,7 +272,7 @@ BOOST_AUTO_TEST_CASE(adjoint_complex_solve) {
 //  fusion: step 0 has L = 1; step 1 (mode 1, L = 2, slab 6 5 16 = 480 B) fuses with step 2.
 //  bytes: 2 60 16 = 1920 for step 0, 60 16 = 960 for each fused step; 3840 total.
 //  workspace: V = 8; S n V = 4 2 8 = 64 (30 lines), 2 6 8 = 96 (10 lines), 2 5 8 = 80 (12 lines);
-//  one panel of 96 + a group of L = 2 slabs of 30: (96 + 60) 16 = 2496.
+//  one panel of 96, no slab buffer (the pair starts with a solve): 96 16 = 1536.
 //  factors: row_op 40 B, coefficient 16 + 4: f0 4 ops (1 swap + 1 L row + 2 U rows) 40 + 2 20 =
 //  200; f1 11 40 + 18 20 = 800; f2 9 40 + 14 20 = 640; total 1640.
 BOOST_AUTO_TEST_CASE(conjugate_complex_solve) {
@@ -289,7 +290,7 @@ BOOST_AUTO_TEST_CASE(conjugate_complex_solve) {
       "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k  model: lu_subst 280ns, gemm 360ns\n"
       "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960  model: lu_subst 370ns, gemm 490ns\n"
       "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960  model: lu_subst 450ns, gemm 380ns\n"
-      "  total  steps=3  flops=4.344k  bytes=3.84k  workspace=2.496kB  factors=1.64kB\n";
+      "  total  steps=3  flops=4.344k  bytes=3.84k  workspace=1.536kB  factors=1.64kB\n";
   // explain() assumes no swaps: f0 has 3 ops instead of 4, 40 B less: factors 1600.
   const std::string estimated =
       "plan inverse(conj(kron(f0,f1,f2))) on (2,6,5):(30,5,1) [host, complex<double>]\n"
@@ -301,7 +302,7 @@ BOOST_AUTO_TEST_CASE(conjugate_complex_solve) {
       "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k  model: lu_subst 280ns, gemm 360ns\n"
       "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960  model: lu_subst 370ns, gemm 490ns\n"
       "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960  model: lu_subst 450ns, gemm 380ns\n"
-      "  total  steps=3  flops=4.344k  bytes=3.84k  workspace=2.496kB  factors=1.6kB\n";
+      "  total  steps=3  flops=4.344k  bytes=3.84k  workspace=1.536kB  factors=1.6kB\n";
   const std::array<std::size_t, 3> shape{2, 6, 5};
   const auto K = kronex::kron(D, Mx, My);
   check_plan(kronex::explain(K.transpose().adjoint().inverse(), shape), estimated);
@@ -449,7 +450,8 @@ BOOST_AUTO_TEST_CASE(apply_dense_as_gemm) {
 //  bytes: 2 240 8 = 3840 for steps 0 and 3, 240 8 = 1920 for steps 1 and 2; total 11520.
 //  views: (1,2,120):(240,120,1), (2,6,20):(120,20,1), (12,5,4):(20,4,1), (60,4,1):(4,1,1).
 //  workspace: S n V = 8 2 16 = 256 (120 lines), 3 6 16 = 288 (40 lines), 3 5 16 = 240 (48),
-//  4 4 16 = 256 (60); one panel of 288 + a group of L = 2 slabs of 6 20 = 120: 528 8 = 4224.
+//  4 4 16 = 256 (60); one panel of 288, no slab buffer (the pair starts with a solve): 288 8 =
+//  2304.
 //  factors: f0 4 ops (1 swap + 1 L row + 2 U rows) 32 + 2 coef 12 = 152; f1 568; f2 456; f3 368;
 //  total 1544.
 BOOST_AUTO_TEST_CASE(fused_pair_4d) {
@@ -469,7 +471,7 @@ BOOST_AUTO_TEST_CASE(fused_pair_4d) {
       "    1  solve  mode 1  f1 N  lu_subst  fused with 2  (2,6,20):(120,20,1)  flops=1.68k  bytes=1.92k  model: lu_subst 530ns, gemm 430ns\n"
       "    2  solve  mode 2  f2 N  lu_subst  (12,5,4):(20,4,1)  flops=1.584k  bytes=1.92k  model: lu_subst 530ns, gemm 1.4us\n"
       "    3  solve  mode 3  f3 N  lu_subst  (60,4,1):(4,1,1)  flops=1.68k  bytes=3.84k  model: lu_subst 760ns, gemm 310ns\n"
-      "  total  steps=4  flops=5.664k  bytes=11.52k  workspace=4.224kB  factors=1.544kB\n";
+      "  total  steps=4  flops=5.664k  bytes=11.52k  workspace=2.304kB  factors=1.544kB\n";
   // explain() assumes no swaps: f0 has 3 ops instead of 4, 32 B less: factors 1512.
   const std::string estimated =
       "plan inverse(kron(f0,f1,f2,f3)) on (2,6,5,4):(120,20,4,1) [host, double]\n"
@@ -483,7 +485,7 @@ BOOST_AUTO_TEST_CASE(fused_pair_4d) {
       "    1  solve  mode 1  f1 N  lu_subst  fused with 2  (2,6,20):(120,20,1)  flops=1.68k  bytes=1.92k  model: lu_subst 530ns, gemm 430ns\n"
       "    2  solve  mode 2  f2 N  lu_subst  (12,5,4):(20,4,1)  flops=1.584k  bytes=1.92k  model: lu_subst 530ns, gemm 1.4us\n"
       "    3  solve  mode 3  f3 N  lu_subst  (60,4,1):(4,1,1)  flops=1.68k  bytes=3.84k  model: lu_subst 760ns, gemm 310ns\n"
-      "  total  steps=4  flops=5.664k  bytes=11.52k  workspace=4.224kB  factors=1.512kB\n";
+      "  total  steps=4  flops=5.664k  bytes=11.52k  workspace=2.304kB  factors=1.512kB\n";
   const std::array<std::size_t, 4> shape{2, 6, 5, 4};
   const auto K = kronex::kron(P, Mx, My, D);
   check_plan(kronex::explain(K.inverse(), shape), estimated);
@@ -491,7 +493,7 @@ BOOST_AUTO_TEST_CASE(fused_pair_4d) {
   check_plan(printed_operator(solver), expected);
   BOOST_TEST(solver.plan().flops() == 5664.0);
   BOOST_TEST(solver.plan().bytes() == 11520.0);
-  BOOST_TEST(solver.plan().workspace_bytes == 4224u);
+  BOOST_TEST(solver.plan().workspace_bytes == 2304u);
   BOOST_TEST(solver.plan().factor_bytes == 1544u);
   // Fused steps compute what unfused ones would: the dense reference, out of place and in place.
   const auto b = kronex_test::random_tensor<double>(shape);
@@ -528,11 +530,14 @@ BOOST_AUTO_TEST_CASE(fused_pairs_match_reference) {
   check(std::complex<double>(0));
 }
 
-// When a pair fuses, from the steps' flags and the workspace (which holds the slab):
+// When a pair fuses, from the steps' flags and the workspace (which holds the slab of a pair
+// that starts with an apply):
 //  - slab budget 512 KiB, inclusive. (2,256,256): mode 1's slab is 256 256 8 = 524288 B = 512 KiB:
 //    fused. Workspace: S n V = 64 2 16 = 2048 for mode 0 (65536 lines; 256 KiB / 256 B = 1024,
-//    capped at 64), 8 256 16 = 32768 for modes 1 and 2 (512 lines; 256 KiB / 32 KiB = 8); one
-//    panel of 32768 + a group of G = min(2, 1) = 1 slab of 65536: 98304 8 = 786432.
+//    capped at 64), 8 256 16 = 32768 for modes 1 and 2 (512 lines; 256 KiB / 32 KiB = 8). The
+//    solve: one panel of 32768, no slab buffer (it solves in place in x): 262144. The apply: two
+//    panels (an output one) of 32768 + a group of G = min(2, 1) = 1 slab of 65536: 131072 8 =
+//    1048576.
 //  - (2,256,257): slab 256 257 8 = 526336 B > 512 KiB: not fused. Workspace: mode 1 (514 lines)
 //    8 256 16 = 32768; mode 2 (512 lines, 256 KiB / (257 128) = 7.97) 7 257 16 = 28784; one panel
 //    of 32768, no slab: 262144.
@@ -553,8 +558,11 @@ BOOST_AUTO_TEST_CASE(fusion_rules) {
   {
     auto s = kronex::compile(kronex::kron(P, L256, L256).inverse(), std::array<std::size_t, 3>{2, 256, 256}, one_thread);
     BOOST_TEST((fused(s.plan()) == flags{false, true, false}));
-    BOOST_TEST(s.plan().workspace_bytes == 786432u);
+    BOOST_TEST(s.plan().workspace_bytes == 262144u);
     BOOST_TEST(s.plan().bytes() == 2.0 * 131072 * 8 + 2.0 * 131072 * 8);
+    auto a = kronex::compile(kronex::kron(P, L256, L256), std::array<std::size_t, 3>{2, 256, 256}, one_thread);
+    BOOST_TEST((fused(a.plan()) == flags{false, true, false}));
+    BOOST_TEST(a.plan().workspace_bytes == 1048576u);
   }
   {
     auto s = kronex::compile(kronex::kron(P, L256, L257).inverse(), std::array<std::size_t, 3>{2, 256, 257}, one_thread);

@@ -115,7 +115,9 @@ void fuse_adjacent_modes(host_blueprint<T>& bp) {
                  bp.steps[t]);  // one read and one write of the tensor for the pair
     }
     bp.slab_group[s] = std::min(a.view[0], slab_budget / (slab * sizeof(T)));
-    bp.slab_values = std::max(bp.slab_values, bp.slab_group[s] * slab);
+    // A substitution works in place on the group in x; an apply needs a buffer for it.
+    if (std::holds_alternative<matvec_step>(bp.steps[s]))
+      bp.slab_values = std::max(bp.slab_values, bp.slab_group[s] * slab);
     ++s;
   }
 }
@@ -260,7 +262,7 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
   for (const host_step& s : bp.steps) {
     const step_base& st = step_info(s);
     if (!is_panel_step(s)) continue;
-    panel = std::max(panel, strips_per_panel<T>(st.view[1], st.view[0] * st.view[2]) * st.view[1] * C::V);
+    panel = std::max(panel, strips_per_panel<T>(st.view[1], st.view[0] * st.view[2], st.view[2]) * st.view[1] * C::V);
     out_panel = out_panel || std::holds_alternative<matvec_step>(s);
   }
   bp.panel_values = panel;
@@ -319,16 +321,27 @@ public:
       const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
       if (m_slab_group[s] > 0) {
         // A fused pair. Slab l holds the lines of both modes for one index l of the modes before
-        // them; a group of consecutive slabs is contiguous. The first step goes tensor -> slab
-        // buffer, the second slab buffer -> tensor.
-        // Groups are independent: each thread runs whole groups in its own slab buffer.
+        // them; a group of consecutive slabs is contiguous. A substitution first works in place
+        // on the group in x (copied there from b first); an apply first goes tensor -> slab
+        // buffer. The second step then goes from there to x, the group still in cache.
+        // Groups are independent: each thread runs whole groups (in its own slab buffer).
         const step_base& next = info(s + 1);
         const std::size_t slab = n * R, group = m_slab_group[s];
+        const bool in_place = std::holds_alternative<lu_subst_step>(m_steps[s]);
         parallel_pieces((L + group - 1) / group, m_threads, [&](std::size_t k, std::size_t t) {
           const std::size_t l = k * group, g = std::min(group, L - l);
-          T* buffer = m_slab.data() + t * m_slab_stride;
-          run_step(s, g, n, R, src + l * slab, buffer, t);
-          run_step(s + 1, g * n, next.view[1], next.view[2], buffer, x + l * slab, t);
+          T* work = in_place ? x + l * slab : m_slab.data() + t * m_slab_stride;
+          if (in_place) solve_slabs(s, g, n, R, src + l * slab, work, t);
+          else run_step(s, g, n, R, src + l * slab, work, t);
+          // Meanwhile the next group, contiguous in the tensor, is fetched for the first step.
+          prefetch_stream ahead;
+          if (l + g < L) {
+            ahead.base = reinterpret_cast<const char*>(src + (l + g) * slab);
+            if (src != x) ahead.write_base = reinterpret_cast<const char*>(x + (l + g) * slab);
+            ahead.rows = 1;
+            ahead.run_lines = (std::min(group, L - l - g) * slab * sizeof(T) + 63) / 64;
+          }
+          run_step(s + 1, g * n, next.view[1], next.view[2], work, x + l * slab, t, &ahead);
         });
         ++s;
       } else {
@@ -496,6 +509,33 @@ private:
     }
   }
 
+  // The substitution of step s on a group of g slabs (each n x R, R > 1) from src, in place in
+  // dst (src is copied there first unless equal): the group is in cache, so its program runs on
+  // the rows, R apart, 2V columns at a time, then V: no gather is needed. Columns past the last
+  // multiple of V go through a zero-padded strip.
+  void solve_slabs(std::size_t s, std::size_t g, std::size_t n, std::size_t R, const T* src, T* dst,
+                   std::size_t thread) {
+    const auto& p = *m_programs[m_payload[s]];
+    if (src != dst) std::memcpy(dst, src, g * n * R * sizeof(T));
+    prefetch_stream none;
+    const std::size_t full = R - R % V;
+    T* strip = m_panels.data() + thread * m_panel_stride;
+    for (std::size_t l = 0; l < g; ++l) {
+      T* slab = dst + l * n * R;
+      std::size_t c = 0;
+      for (; c + 2 * V <= full; c += 2 * V) run_solve_program<T, 2>(p, slab + c, R, V, none);
+      if (c < full) run_solve_program(p, slab + c, R, 0, none);
+      if (full == R) continue;
+      const std::size_t w = R - full;
+      for (std::size_t i = 0; i < n; ++i) {
+        std::memcpy(strip + i * V, slab + i * R + full, w * sizeof(T));
+        std::fill(strip + i * V + w, strip + (i + 1) * V, T(0));
+      }
+      run_solve_program(p, strip, V, 0, none);
+      for (std::size_t i = 0; i < n; ++i) std::memcpy(slab + i * R + full, strip + i * V, w * sizeof(T));
+    }
+  }
+
   // run_step's `thread` for a step that may split itself between all the plan's threads.
   static constexpr std::size_t all_threads = std::size_t(-1);
 
@@ -513,7 +553,10 @@ private:
   // Step s on the tensor view (L, n, R) from src to dst (which may be equal), with the workspace
   // of `thread`, or split between all threads (all_threads). Function solves (the application's
   // code) and GEMMs (BLAS threads them itself) run on the calling thread.
-  void run_step(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const T* src, T* dst, std::size_t thread) {
+  // `ahead`: what panel steps prefetch instead of their next panel (run_panel), for a caller
+  // whose src is in cache already.
+  void run_step(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const T* src, T* dst, std::size_t thread,
+                prefetch_stream* ahead = nullptr) {
     const std::size_t payload = m_payload[s];
     // Copies and scalings in runs of whole hyperplanes, one run per thread.
     const std::size_t rows = L * n, runs = thread == all_threads ? std::min(m_threads, rows) : 1;
@@ -547,12 +590,18 @@ private:
             [&](const function_step&) { run_function_solve(m_functions[payload], L, n, R, src, dst); },
             [&](const lu_subst_step&) {
               const auto& p = *m_programs[payload];
-              const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
+              const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R, R)};
               pieces(walk.panels(), thread, [&](std::size_t k, std::size_t t) {
-                walk.run_panel(k, src, dst, m_panels.data() + t * m_panel_stride, [&](T* panel, std::size_t strips) {
-                  for (std::size_t j = 0; j < strips; ++j) run_solve_program(p, panel + j * n * V);
-                  return panel;
-                });
+                walk.run_panel(
+                    k, src, dst, m_panels.data() + t * m_panel_stride,
+                    [&](T* panel, std::size_t strips, prefetch_stream& ahead) {
+                      const auto [stride, gap] = walk.layout(strips);
+                      std::size_t j = 0;
+                      for (; j + 2 <= strips; j += 2) run_solve_program<T, 2>(p, panel + j * gap, stride, gap, ahead);
+                      if (j < strips) run_solve_program(p, panel + j * gap, stride, 0, ahead);
+                      return panel;
+                    },
+                    ahead);
               });
             },
             [&](const gemm_step&) { run_gemm(); },
@@ -562,14 +611,19 @@ private:
                 return;
               }
               const auto& p = *m_programs[payload];
-              const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R)};
+              const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R, R)};
               pieces(walk.panels(), thread, [&](std::size_t k, std::size_t t) {
                 T* in = m_panels.data() + t * m_panel_stride;
                 T* out = in + m_panel_values;  // the output panel
-                walk.run_panel(k, src, dst, in, [&](T* panel, std::size_t strips) {
-                  for (std::size_t j = 0; j < strips; ++j) run_apply_program(p, panel + j * n * V, out + j * n * V);
-                  return out;
-                });
+                walk.run_panel(
+                    k, src, dst, in,
+                    [&](T* panel, std::size_t strips, prefetch_stream& ahead) {
+                      const auto [stride, gap] = walk.layout(strips);
+                      for (std::size_t j = 0; j < strips; ++j)
+                        run_apply_program(p, panel + j * gap, out + j * gap, stride, ahead);
+                      return out;
+                    },
+                    ahead);
               });
             }},
         m_steps[s]);
