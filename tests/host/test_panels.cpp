@@ -11,6 +11,7 @@
 #include <array>
 #include <complex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,7 @@
 namespace {
 
 using kronex::boundary;
+using last_mode_types = std::tuple<float, double, std::complex<float>, std::complex<double>>;
 
 // x = A^{-1} along `mode` of t: move the mode to the front, solve A X = T(n, lines), move back.
 template <std::size_t D>
@@ -165,6 +167,27 @@ BOOST_AUTO_TEST_CASE(panels_spanning_several_slabs) {
   };
   check(0.0);
   check(std::complex<double>(0));
+}
+
+// Last-mode transposes through register blocks (W x W: W = 8 for float, 4 for double and
+// complex<float>; complex<double> moves value by value): n = 37 is four blocks of 8 (or nine of
+// 4) and an edge of 5 (1); n = 70 spans a second 256-byte block of each line in double and
+// complex<float>; 45 lines fill one strip of 32 (16, 8) and leave a partial one whose lines
+// split into blocks and an edge. A solve and an apply against the dense reference.
+BOOST_AUTO_TEST_CASE_TEMPLATE(last_mode_register_transposes, T, last_mode_types) {
+  for (const std::size_t n : {std::size_t(37), std::size_t(70)}) {
+    const auto M = kronex::gallery::bspline_mass<T>(n, 3, boundary::periodic);
+    const std::array<std::size_t, 2> shape{45, n};
+    const auto K = kronex::kron(kronex::identity(45), M);
+    const auto b = kronex_test::random_tensor<T>(shape);
+    const double tol = kronex_test::tolerance<T>();
+    kronex::compile_options substitution;
+    substitution.solves = kronex::solve_method::substitution;
+    auto solver = kronex::compile(K.inverse(), b, substitution);
+    BOOST_TEST(kronex_test::rel_error(solver(b), kronex::reference::solve(K, b)) <= tol, "n = " << n);
+    auto op = kronex::compile(K, b);
+    BOOST_TEST(kronex_test::rel_error(op(b), kronex::reference::apply(K, b)) <= tol, "n = " << n);
+  }
 }
 
 // The last mode: lines are contiguous, the gather is a transpose; a partial last strip.

@@ -511,7 +511,7 @@ private:
 
   // The substitution of step s on a group of g slabs (each n x R, R > 1) from src, in place in
   // dst (src is copied there first unless equal): the group is in cache, so its program runs on
-  // the rows, R apart, 2V columns at a time, then V: no gather is needed. Columns past the last
+  // the rows, R apart, K V columns at a time (solve_chains), then V: no gather is needed. Columns past the last
   // multiple of V go through a zero-padded strip.
   void solve_slabs(std::size_t s, std::size_t g, std::size_t n, std::size_t R, const T* src, T* dst,
                    std::size_t thread) {
@@ -522,9 +522,10 @@ private:
     T* strip = m_panels.data() + thread * m_panel_stride;
     for (std::size_t l = 0; l < g; ++l) {
       T* slab = dst + l * n * R;
+      constexpr std::size_t K = solve_chains<T>;
       std::size_t c = 0;
-      for (; c + 2 * V <= full; c += 2 * V) run_solve_program<T, 2>(p, slab + c, R, V, none);
-      if (c < full) run_solve_program(p, slab + c, R, 0, none);
+      for (; c + K * V <= full; c += K * V) run_solve_program<T, K>(p, slab + c, R, V, none);
+      if (c < full) run_solve_program(p, slab + c, R, 0, none);  // K = 2 and V columns left
       if (full == R) continue;
       const std::size_t w = R - full;
       for (std::size_t i = 0; i < n; ++i) {
@@ -597,7 +598,8 @@ private:
                     [&](T* panel, std::size_t strips, prefetch_stream& ahead) {
                       const auto [stride, gap] = walk.layout(strips);
                       std::size_t j = 0;
-                      for (; j + 2 <= strips; j += 2) run_solve_program<T, 2>(p, panel + j * gap, stride, gap, ahead);
+                      constexpr std::size_t K = solve_chains<T>;
+                      for (; j + K <= strips; j += K) run_solve_program<T, K>(p, panel + j * gap, stride, gap, ahead);
                       if (j < strips) run_solve_program(p, panel + j * gap, stride, 0, ahead);
                       return panel;
                     },

@@ -87,6 +87,7 @@ struct strip_row {
 template <class T, std::size_t K = 1>
 KRONEX_TARGET_CLONES void run_solve_program(const row_program<T>& p, T* strip, std::size_t stride, std::size_t gap,
                                             prefetch_stream& ahead) {
+  static_assert(!value_traits<T>::is_complex || K == 1, "complex rows run one chain (solve_chains)");
   constexpr std::size_t V = strip_width<T>;
   const index_t* src = p.src.data();
   const T* coef = p.coef.data();
@@ -96,19 +97,15 @@ KRONEX_TARGET_CLONES void run_solve_program(const row_program<T>& p, T* strip, s
     T* r = strip + std::size_t(o.target) * stride;
     T* other = strip + std::size_t(o.other) * stride;
     if constexpr (value_traits<T>::is_complex) {
-      for (std::size_t k = 0; k < K; ++k) {
-        T* rk = r + k * gap;
-        if (o.swap) {
-          std::swap_ranges(rk, rk + V, other + k * gap);
-          continue;
-        }
-        T acc[V];
-        for (std::size_t j = 0; j < V; ++j) acc[j] = rk[j];
-        if (o.scaled) scale_row<V>(acc, o.scale);
-        for (index_t e = o.begin; e < o.end; ++e)
-          sub_scaled<V>(acc, coef[e], strip + k * gap + std::size_t(src[e]) * stride);
-        for (std::size_t j = 0; j < V; ++j) rk[j] = acc[j];
+      if (o.swap) {
+        std::swap_ranges(r, r + V, other);
+        continue;
       }
+      T acc[V];
+      for (std::size_t j = 0; j < V; ++j) acc[j] = r[j];
+      if (o.scaled) scale_row<V>(acc, o.scale);
+      for (index_t e = o.begin; e < o.end; ++e) sub_scaled<V>(acc, coef[e], strip + std::size_t(src[e]) * stride);
+      for (std::size_t j = 0; j < V; ++j) r[j] = acc[j];
     } else {
       using row = strip_row<T>;
       if (o.swap) {  // all loaded before any is stored: right for a row swapped with itself too
@@ -131,6 +128,12 @@ KRONEX_TARGET_CLONES void run_solve_program(const row_program<T>& p, T* strip, s
   }
   ahead = next;
 }
+
+// The blocks run_solve_program takes at once (K) on panels and slabs: two chains for real types.
+// A complex row update's products are off its chain already; two complex chains interleaved
+// were measured 1.5x slower (GCC does not keep both rows' accumulators in registers).
+template <class T>
+inline constexpr std::size_t solve_chains = value_traits<T>::is_complex ? 1 : 2;
 
 // Out of place on one strip: out = op(A) in, rows `stride` apart in both; two lines of `ahead`
 // prefetched per row (a strip row is two lines, and each row is written once).

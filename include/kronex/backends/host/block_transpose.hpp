@@ -1,0 +1,67 @@
+#pragma once
+// Transposes of small square blocks in registers, for the last mode's gathers and scatters
+// (tiles.hpp): a W x W block of 4- or 8-byte values (W = 8 or 4) is W loads of 32 bytes, log2(W)
+// rounds of two-vector shuffles and W stores, instead of W * W scalar moves. Values move as
+// unsigned integers of their size: their bits are copied, never interpreted. 32-byte vectors
+// are native to the AVX2 and AVX-512 clones alike. 16-byte values (complex<double>) move one by
+// one.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace kronex::detail {
+
+template <std::size_t Bytes>
+struct transpose_lane {};
+template <>
+struct transpose_lane<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct transpose_lane<8> {
+  using type = std::uint64_t;
+};
+
+// Whether values of T move through block transposes.
+template <class T>
+inline constexpr bool has_block_transpose = sizeof(T) == 4 || sizeof(T) == 8;
+
+template <class T>
+struct block_transpose {
+  using U = typename transpose_lane<sizeof(T)>::type;
+  static constexpr std::size_t W = 32 / sizeof(U);
+  typedef U vec __attribute__((vector_size(32)));
+
+  // Round b (a power of two below W) swaps the off-diagonal b x b blocks of every 2b x 2b block:
+  // rows (a, c) = (i, i + b), i & b == 0, become
+  //   a'[j] = j & b ? c[j - b] : a[j],   c'[j] = j & b ? c[j] : a[j + b].
+  // After the rounds b = W/2, ..., 1, row i holds column i. (The masks are built by loops the
+  // compiler folds to constants.)
+  template <std::size_t b>
+  static inline __attribute__((always_inline)) void round(vec* r) {
+    vec low = {}, high = {};
+    for (std::size_t j = 0; j < W; ++j) {
+      low[j] = U((j & b) ? W + j - b : j);
+      high[j] = U((j & b) ? W + j : j + b);
+    }
+    for (std::size_t i = 0; i < W; ++i) {
+      if (i & b) continue;
+      const vec a = r[i], c = r[i + b];
+      r[i] = __builtin_shuffle(a, c, low);
+      r[i + b] = __builtin_shuffle(a, c, high);
+    }
+  }
+
+  // out[k * out_stride + c] = in[c * in_stride + k] for c, k < W (strides in values of T).
+  static inline __attribute__((always_inline)) void run(const T* in, std::size_t in_stride, T* out,
+                                                         std::size_t out_stride) {
+    vec r[W];
+    for (std::size_t c = 0; c < W; ++c) std::memcpy(&r[c], static_cast<const void*>(in + c * in_stride), 32);
+    if constexpr (W >= 8) round<4>(r);
+    round<2>(r);
+    round<1>(r);
+    for (std::size_t k = 0; k < W; ++k) std::memcpy(static_cast<void*>(out + k * out_stride), &r[k], 32);
+  }
+};
+
+} // namespace kronex::detail
