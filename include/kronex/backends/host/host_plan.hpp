@@ -334,13 +334,9 @@ public:
           if (in_place) solve_slabs(s, g, n, R, src + l * slab, work, t);
           else run_step(s, g, n, R, src + l * slab, work, t);
           // Meanwhile the next group, contiguous in the tensor, is fetched for the first step.
-          prefetch_stream ahead;
-          if (l + g < L) {
-            ahead.base = reinterpret_cast<const char*>(src + (l + g) * slab);
-            if (src != x) ahead.write_base = reinterpret_cast<const char*>(x + (l + g) * slab);
-            ahead.rows = 1;
-            ahead.run_lines = (std::min(group, L - l - g) * slab * sizeof(T) + 63) / 64;
-          }
+          prefetch_stream ahead =
+              l + g < L ? contiguous_stream(src + (l + g) * slab, x + (l + g) * slab, std::min(group, L - l - g) * slab)
+                        : prefetch_stream{};
           run_step(s + 1, g * n, next.view[1], next.view[2], work, x + l * slab, t, &ahead);
         });
         ++s;
@@ -511,8 +507,8 @@ private:
 
   // The substitution of step s on a group of g slabs (each n x R, R > 1) from src, in place in
   // dst (src is copied there first unless equal): the group is in cache, so its program runs on
-  // the rows, R apart, K V columns at a time (solve_chains), then V: no gather is needed. Columns past the last
-  // multiple of V go through a zero-padded strip.
+  // the rows, R apart, in blocks of V columns (run_solve_blocks): no gather is needed. Columns
+  // past the last multiple of V go through a zero-padded strip.
   void solve_slabs(std::size_t s, std::size_t g, std::size_t n, std::size_t R, const T* src, T* dst,
                    std::size_t thread) {
     const auto& p = *m_programs[m_payload[s]];
@@ -522,10 +518,7 @@ private:
     T* strip = m_panels.data() + thread * m_panel_stride;
     for (std::size_t l = 0; l < g; ++l) {
       T* slab = dst + l * n * R;
-      constexpr std::size_t K = solve_chains<T>;
-      std::size_t c = 0;
-      for (; c + K * V <= full; c += K * V) run_solve_program<T, K>(p, slab + c, R, V, none);
-      if (c < full) run_solve_program(p, slab + c, R, 0, none);  // K = 2 and V columns left
+      run_solve_blocks(p, slab, full / V, R, V, none);
       if (full == R) continue;
       const std::size_t w = R - full;
       for (std::size_t i = 0; i < n; ++i) {
@@ -597,10 +590,7 @@ private:
                     k, src, dst, m_panels.data() + t * m_panel_stride,
                     [&](T* panel, std::size_t strips, prefetch_stream& ahead) {
                       const auto [stride, gap] = walk.layout(strips);
-                      std::size_t j = 0;
-                      constexpr std::size_t K = solve_chains<T>;
-                      for (; j + K <= strips; j += K) run_solve_program<T, K>(p, panel + j * gap, stride, gap, ahead);
-                      if (j < strips) run_solve_program(p, panel + j * gap, stride, 0, ahead);
+                      run_solve_blocks(p, panel, strips, stride, gap, ahead);
                       return panel;
                     },
                     ahead);

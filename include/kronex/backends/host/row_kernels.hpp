@@ -1,12 +1,11 @@
 #pragma once
 // The host kernels: run a row program (row_program.hpp) on a strip of V right-hand sides
-// (tiles.hpp). V is fixed at compile time, so every row operation is a fixed-length loop the
-// compiler vectorises. Complex products are written out by hand because
-// std::complex's operator* checks for NaN/inf and does not vectorise.
-#include <algorithm>
-#include <complex>
+// (tiles.hpp). V is fixed at compile time, so every row operation works on a fixed number of
+// vectors held in registers.
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "../../core/target_clones.hpp"
 #include "row_program.hpp"
@@ -14,66 +13,68 @@
 
 namespace kronex::detail {
 
-// r -= c * s over W entries.
-template <std::size_t W, class T>
-inline void sub_scaled(T* __restrict r, const T c, const T* __restrict s) {
-  if constexpr (value_traits<T>::is_complex) {
-    using R = real_t<T>;
-    R* rr = reinterpret_cast<R*>(r);
-    const R* ss = reinterpret_cast<const R*>(s);
-    const R cr = c.real(), ci = c.imag();
-    for (std::size_t k = 0; k < W; ++k) {
-      const R sr = ss[2 * k], si = ss[2 * k + 1];
-      rr[2 * k] -= cr * sr - ci * si;
-      rr[2 * k + 1] -= cr * si + ci * sr;
-    }
-  } else {
-    for (std::size_t k = 0; k < W; ++k) r[k] -= c * s[k];
-  }
-}
-
-// r = c * r over W entries.
-template <std::size_t W, class T>
-inline void scale_row(T* __restrict r, const T c) {
-  if constexpr (value_traits<T>::is_complex) {
-    using R = real_t<T>;
-    R* rr = reinterpret_cast<R*>(r);
-    const R cr = c.real(), ci = c.imag();
-    for (std::size_t k = 0; k < W; ++k) {
-      const R a = rr[2 * k], b = rr[2 * k + 1];
-      rr[2 * k] = cr * a - ci * b;
-      rr[2 * k + 1] = cr * b + ci * a;
-    }
-  } else {
-    for (std::size_t k = 0; k < W; ++k) r[k] *= c;
-  }
-}
-
-// A real row of N * 64 bytes (a strip row: N = 2, V values) as N 64-byte GCC vectors: the
-// kernels below hold a row in registers whatever the vectoriser decides (left to it, the float
-// kernel ran scalar). Each clone lowers a vector to its width: 1 zmm (AVX-512), 2 ymm, or 4 xmm.
+// A strip row, 128 bytes (V values), as N = 2 vectors of 64 bytes: the kernels below hold rows
+// in registers whatever the vectoriser decides (left to it, the float kernel ran scalar, and two
+// complex chains spilled). Each clone lowers a vector to its width: 1 zmm (AVX-512), 2 ymm, or
+// 4 xmm. Complex values stay interleaved (re, im): c * s is cr * s + ci' * swap(s), where swap
+// exchanges re and im in each pair and ci' = (-ci, ci, ...), two multiply-adds and an in-lane
+// permute per vector, where std::complex's operator* checks for NaN/inf and does not vectorise.
 template <class T, std::size_t N = 2>
 struct strip_row {
-  static constexpr std::size_t W = 64 / sizeof(T);
-  typedef T vec __attribute__((vector_size(64)));
+  using R = real_t<T>;
+  static constexpr bool is_complex = value_traits<T>::is_complex;
+  static constexpr std::size_t W = 64 / sizeof(R);  // reals per vector
+  typedef R vec __attribute__((vector_size(64)));
   vec v[N];
+
   static strip_row load(const T* p) {
     strip_row r;
-    for (std::size_t k = 0; k < N; ++k) std::memcpy(&r.v[k], p + k * W, 64);
+    for (std::size_t k = 0; k < N; ++k) std::memcpy(&r.v[k], reinterpret_cast<const R*>(p) + k * W, 64);
     return r;
   }
   void store(T* p) const {
-    for (std::size_t k = 0; k < N; ++k) std::memcpy(p + k * W, &v[k], 64);
+    for (std::size_t k = 0; k < N; ++k) std::memcpy(reinterpret_cast<R*>(p) + k * W, &v[k], 64);
   }
+
+  // The two broadcasts of c: cr = c (real) or re(c), and ci' = (-im c, im c, ...) (complex).
+  struct factor {
+    vec cr, ci;
+    explicit factor(T c) {
+      if constexpr (is_complex) {
+        for (std::size_t j = 0; j < W; ++j) cr[j] = c.real(), ci[j] = j % 2 ? c.imag() : -c.imag();
+      } else {
+        cr = vec{} + c;
+        ci = vec{};
+      }
+    }
+  };
+  // c * x, with vectors by reference: passed by value, they would change the ABI between clones.
+  static void product(const factor& f, const vec& x, vec& out) {
+    if constexpr (is_complex) {
+      typedef std::conditional_t<sizeof(R) == 8, std::int64_t, std::int32_t> lane;
+      typedef lane mask __attribute__((vector_size(64)));
+      mask swap;  // (im, re) of each (re, im) pair
+      for (std::size_t j = 0; j < W; ++j) swap[j] = lane(j ^ 1);
+      out = f.cr * x + f.ci * __builtin_shuffle(x, swap);
+    } else {
+      out = f.cr * x;
+    }
+  }
+
   void scale(T c) {
-    for (std::size_t k = 0; k < N; ++k) v[k] *= c;
+    const factor f(c);
+    for (std::size_t k = 0; k < N; ++k) product(f, vec(v[k]), v[k]);
   }
   // this += c * s, this -= c * s
   void add_scaled(T c, const strip_row& s) {
-    for (std::size_t k = 0; k < N; ++k) v[k] += c * s.v[k];
+    const factor f(c);
+    vec t;
+    for (std::size_t k = 0; k < N; ++k) product(f, s.v[k], t), v[k] += t;
   }
   void sub_scaled(T c, const strip_row& s) {
-    for (std::size_t k = 0; k < N; ++k) v[k] -= c * s.v[k];
+    const factor f(c);
+    vec t;
+    for (std::size_t k = 0; k < N; ++k) product(f, s.v[k], t), v[k] -= t;
   }
 };
 
@@ -87,8 +88,6 @@ struct strip_row {
 template <class T, std::size_t K = 1>
 KRONEX_TARGET_CLONES void run_solve_program(const row_program<T>& p, T* strip, std::size_t stride, std::size_t gap,
                                             prefetch_stream& ahead) {
-  static_assert(!value_traits<T>::is_complex || K == 1, "complex rows run one chain (solve_chains)");
-  constexpr std::size_t V = strip_width<T>;
   const index_t* src = p.src.data();
   const T* coef = p.coef.data();
   prefetch_stream next = ahead;  // a local copy stays in registers (strip writes may alias it)
@@ -96,69 +95,56 @@ KRONEX_TARGET_CLONES void run_solve_program(const row_program<T>& p, T* strip, s
     for (std::size_t k = 0; k < K; ++k) next.next();
     T* r = strip + std::size_t(o.target) * stride;
     T* other = strip + std::size_t(o.other) * stride;
-    if constexpr (value_traits<T>::is_complex) {
-      if (o.swap) {
-        std::swap_ranges(r, r + V, other);
-        continue;
-      }
-      T acc[V];
-      for (std::size_t j = 0; j < V; ++j) acc[j] = r[j];
-      if (o.scaled) scale_row<V>(acc, o.scale);
-      for (index_t e = o.begin; e < o.end; ++e) sub_scaled<V>(acc, coef[e], strip + std::size_t(src[e]) * stride);
-      for (std::size_t j = 0; j < V; ++j) r[j] = acc[j];
-    } else {
-      using row = strip_row<T>;
-      if (o.swap) {  // all loaded before any is stored: right for a row swapped with itself too
-        row a[K], b[K];
-        for (std::size_t k = 0; k < K; ++k) a[k] = row::load(r + k * gap), b[k] = row::load(other + k * gap);
-        for (std::size_t k = 0; k < K; ++k) b[k].store(r + k * gap), a[k].store(other + k * gap);
-        continue;
-      }
-      row acc[K];
-      for (std::size_t k = 0; k < K; ++k) acc[k] = row::load(r + k * gap);
-      if (o.scaled)
-        for (std::size_t k = 0; k < K; ++k) acc[k].scale(o.scale);
-      for (index_t e = o.begin; e < o.end; ++e) {
-        const T c = coef[e];
-        const T* s = strip + std::size_t(src[e]) * stride;
-        for (std::size_t k = 0; k < K; ++k) acc[k].sub_scaled(c, row::load(s + k * gap));
-      }
-      for (std::size_t k = 0; k < K; ++k) acc[k].store(r + k * gap);
+    using row = strip_row<T>;
+    if (o.swap) {  // all loaded before any is stored: right for a row swapped with itself too
+      row a[K], b[K];
+      for (std::size_t k = 0; k < K; ++k) a[k] = row::load(r + k * gap), b[k] = row::load(other + k * gap);
+      for (std::size_t k = 0; k < K; ++k) b[k].store(r + k * gap), a[k].store(other + k * gap);
+      continue;
     }
+    row acc[K];
+    for (std::size_t k = 0; k < K; ++k) acc[k] = row::load(r + k * gap);
+    if (o.scaled)
+      for (std::size_t k = 0; k < K; ++k) acc[k].scale(o.scale);
+    for (index_t e = o.begin; e < o.end; ++e) {
+      const T c = coef[e];
+      const T* s = strip + std::size_t(src[e]) * stride;
+      for (std::size_t k = 0; k < K; ++k) acc[k].sub_scaled(c, row::load(s + k * gap));
+    }
+    for (std::size_t k = 0; k < K; ++k) acc[k].store(r + k * gap);
   }
   ahead = next;
 }
 
-// The blocks run_solve_program takes at once (K) on panels and slabs: two chains for real types.
-// A complex row update's products are off its chain already; two complex chains interleaved
-// were measured 1.5x slower (GCC does not keep both rows' accumulators in registers).
+// The blocks run_solve_program takes at once (K) on panels and slabs, for every value type.
+inline constexpr std::size_t solve_chains = 2;
+
+// In place on `blocks` blocks of V columns (block j at base + j * gap, rows `stride` apart):
+// solve_chains blocks at a time, then the rest one by one.
 template <class T>
-inline constexpr std::size_t solve_chains = value_traits<T>::is_complex ? 1 : 2;
+void run_solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride, std::size_t gap,
+                      prefetch_stream& ahead) {
+  constexpr std::size_t K = solve_chains;
+  std::size_t j = 0;
+  for (; j + K <= blocks; j += K) run_solve_program<T, K>(p, base + j * gap, stride, gap, ahead);
+  for (; j < blocks; ++j) run_solve_program<T, 1>(p, base + j * gap, stride, 0, ahead);
+}
 
 // Out of place on one strip: out = op(A) in, rows `stride` apart in both; two lines of `ahead`
 // prefetched per row (a strip row is two lines, and each row is written once).
 template <class T>
 KRONEX_TARGET_CLONES void run_apply_program(const row_program<T>& p, const T* in, T* out, std::size_t stride,
                                             prefetch_stream& ahead) {
-  constexpr std::size_t V = strip_width<T>;
   const index_t* src = p.src.data();
   const T* coef = p.coef.data();
   prefetch_stream next = ahead;  // a local copy stays in registers (out may alias it)
   for (std::size_t i = 0; i < p.n; ++i) {
     next.next();
     next.next();
-    if constexpr (value_traits<T>::is_complex) {
-      T acc[V] = {};
-      // acc -= (-c) * in keeps one multiply-add kernel for both programs.
-      for (index_t e = p.row_ptr[i]; e < p.row_ptr[i + 1]; ++e)
-        sub_scaled<V>(acc, T(-coef[e]), in + std::size_t(src[e]) * stride);
-      for (std::size_t k = 0; k < V; ++k) out[i * stride + k] = acc[k];
-    } else {
-      strip_row<T> acc{};
-      for (index_t e = p.row_ptr[i]; e < p.row_ptr[i + 1]; ++e)
-        acc.add_scaled(coef[e], strip_row<T>::load(in + std::size_t(src[e]) * stride));
-      acc.store(out + i * stride);
-    }
+    strip_row<T> acc{};
+    for (index_t e = p.row_ptr[i]; e < p.row_ptr[i + 1]; ++e)
+      acc.add_scaled(coef[e], strip_row<T>::load(in + std::size_t(src[e]) * stride));
+    acc.store(out + i * stride);
   }
   ahead = next;
 }

@@ -41,6 +41,17 @@ struct prefetch_stream {
   }
 };
 
+// The stream over `values` contiguous values read at src, and written at dst when that is not src.
+template <class T>
+prefetch_stream contiguous_stream(const T* src, const T* dst, std::size_t values) {
+  prefetch_stream p;
+  p.base = reinterpret_cast<const char*>(src);
+  if (dst != src) p.write_base = reinterpret_cast<const char*>(dst);
+  p.rows = 1;
+  p.run_lines = (values * sizeof(T) + 63) / 64;
+  return p;
+}
+
 // How many lines a strip holds: 128 bytes of each row (16 doubles).
 template <class T>
 inline constexpr std::size_t strip_width = 128 / sizeof(T);
@@ -49,8 +60,8 @@ inline constexpr std::size_t strip_width = 128 / sizeof(T);
 // gathered row segment is long (prefetch-friendly), few enough that the panel stays in L2
 // (~256 KB), and no more than the lines need. When R > 1 and fewer than 4 strips fit in 256 KB
 // (n >= 512 in double), a panel takes 4 strips, up to 1 MB: each row segment is then 512 bytes
-// instead of 128 at a stride of R values, which the hardware fetches far better (2D 2048^2,
-// mode 0: 16 -> 12 ms). The last mode's strips are gathered one by one, whatever the panel.
+// instead of 128 at a stride of R values, which the hardware prefetcher follows far better. The
+// last mode's strips are gathered one by one, whatever the panel.
 template <class T>
 std::size_t strips_per_panel(std::size_t n, std::size_t lines, std::size_t R) {
   const std::size_t strip_bytes = n * strip_width<T> * sizeof(T);
@@ -71,9 +82,9 @@ struct panel_walk {
   // (to_strip = false): lines are contiguous, so this is a transpose of a w x n block. It runs in
   // blocks of 256 bytes of each line (32 doubles): the block's strip rows (4 KB) stay in L1 while
   // all w lines are copied in or out, where a whole line at a time would bring each strip row
-  // back from L2 w times once the strip outgrows L1 (n = 2048: 13 -> 7 ms per pass). Within a
-  // block, W x W sub-blocks are transposed in registers (block_transpose.hpp; float: -40 % per
-  // pass in cache, double -20 %), the edges value by value.
+  // back from L2 w times once the strip outgrows L1 (long lines: about half the time of a pass).
+  // Within a block, W x W sub-blocks are transposed in registers (block_transpose.hpp), the edges
+  // value by value.
   template <bool to_strip>
   KRONEX_TARGET_CLONES void move_strip(std::size_t m, std::size_t w, const T* src, T* dst, T* strip) const {
     constexpr std::size_t block = 256 / sizeof(T);
@@ -163,21 +174,11 @@ struct panel_walk {
   // contiguous, as one run.
   prefetch_stream source(std::size_t k, const T* src, const T* dst) const {
     const std::size_t m0 = k * S * V, m1 = std::min(m0 + S * V, lines());
-    prefetch_stream p;
     const std::size_t l0 = m0 / R, l1 = (m1 - 1) / R;
-    const auto lines_of = [](std::size_t values) { return (values * sizeof(T) + 63) / 64; };
-    if (R > 1 && l0 == l1) {
-      p.base = reinterpret_cast<const char*>(src + l0 * n * R + m0 % R);
-      p.rows = n;
-      p.run_lines = lines_of(m1 - m0);
-      p.stride = R * sizeof(T);
-    } else {
-      p.base = reinterpret_cast<const char*>(src + l0 * n * R);
-      p.rows = 1;
-      p.run_lines = lines_of((l1 + 1 - l0) * n * R);
-    }
-    if (dst != src)
-      p.write_base = reinterpret_cast<const char*>(dst) + (p.base - reinterpret_cast<const char*>(src));
+    if (R == 1 || l0 != l1) return contiguous_stream(src + l0 * n * R, dst + l0 * n * R, (l1 + 1 - l0) * n * R);
+    prefetch_stream p = contiguous_stream(src + l0 * n * R + m0 % R, dst + l0 * n * R + m0 % R, m1 - m0);
+    p.rows = n;
+    p.stride = R * sizeof(T);
     return p;
   }
 
