@@ -10,3 +10,76 @@
 #else
 #define KRONEX_TARGET_CLONES
 #endif
+
+// with_native_vectors(f): calls f(vector_bytes<B>{}) with B the widest vector the CPU runs
+// natively (64: AVX-512, 32: AVX2, 16: the x86-64 baseline), the call compiled for that CPU
+// level (each level is a `flatten` function with its target, so f is inlined into it). Kernels
+// written on GCC vectors of B bytes thus use whole registers in every version. (A 64-byte GCC
+// vector in the AVX2 version is split, and its broadcasts go through memory: that kernel ran ten
+// times slower.) Where clones are unsupported, B follows the build's flags.
+// Setting KRONEX_HOST_VECTOR_BYTES to 16 or 32 runs a narrower version (below).
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace kronex::detail {
+
+template <std::size_t B>
+using vector_bytes = std::integral_constant<std::size_t, B>;
+
+#if !defined(KRONEX_NO_TARGET_CLONES) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    defined(__linux__)
+template <class F>
+__attribute__((target("arch=x86-64-v4"), flatten)) void run_with_64_byte_vectors(F& f) {
+  f(vector_bytes<64>{});
+}
+template <class F>
+__attribute__((target("arch=x86-64-v3"), flatten)) void run_with_32_byte_vectors(F& f) {
+  f(vector_bytes<32>{});
+}
+template <class F>
+__attribute__((flatten)) void run_with_16_byte_vectors(F& f) {
+  f(vector_bytes<16>{});
+}
+
+// 2, 1, 0 for 64-, 32- and 16-byte vectors: the CPU's level, or less if the environment variable
+// KRONEX_HOST_VECTOR_BYTES (16, 32 or 64) asks for narrower vectors (tests and benchmarks of the
+// narrower versions on a wider CPU).
+inline int native_vector_level() {
+  static const int level = [] {
+    const int cpu = __builtin_cpu_supports("x86-64-v4") ? 2 : __builtin_cpu_supports("x86-64-v3") ? 1 : 0;
+    const char* asked = std::getenv("KRONEX_HOST_VECTOR_BYTES");
+    if (!asked) return cpu;
+    const std::string bytes(asked);
+    if (bytes != "16" && bytes != "32" && bytes != "64")
+      throw std::invalid_argument("KRONEX_HOST_VECTOR_BYTES is '" + bytes + "'; expected 16, 32 or 64");
+    return std::min(cpu, bytes == "64" ? 2 : bytes == "32" ? 1 : 0);
+  }();
+  return level;
+}
+
+template <class F>
+void with_native_vectors(F&& f) {
+  switch (native_vector_level()) {
+    case 2: run_with_64_byte_vectors(f); break;
+    case 1: run_with_32_byte_vectors(f); break;
+    default: run_with_16_byte_vectors(f); break;
+  }
+}
+#else
+template <class F>
+void with_native_vectors(F&& f) {
+#if defined(__AVX512F__)
+  f(vector_bytes<64>{});
+#elif defined(__AVX__)
+  f(vector_bytes<32>{});
+#else
+  f(vector_bytes<16>{});
+#endif
+}
+#endif
+
+} // namespace kronex::detail

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace kronex::detail {
 
@@ -35,21 +36,18 @@ struct block_transpose {
   // Round b (a power of two below W) swaps the off-diagonal b x b blocks of every 2b x 2b block:
   // rows (a, c) = (i, i + b), i & b == 0, become
   //   a'[j] = j & b ? c[j - b] : a[j],   c'[j] = j & b ? c[j] : a[j + b].
-  // After the rounds b = W/2, ..., 1, row i holds column i. (The masks are built by loops the
-  // compiler folds to constants.)
+  // After the rounds b = W/2, ..., 1, row i holds column i. (Shuffle indices address a's lanes
+  // as 0..W-1 and c's as W..2W-1; vectors pass by reference so no version's ABI changes.)
+  template <std::size_t b, std::size_t... J>
+  static inline __attribute__((always_inline)) void swap_blocks(vec& a, vec& c, std::index_sequence<J...>) {
+    const vec low = __builtin_shufflevector(a, c, ((J & b) ? W + J - b : J)...);
+    c = __builtin_shufflevector(a, c, ((J & b) ? W + J : J + b)...);
+    a = low;
+  }
   template <std::size_t b>
   static inline __attribute__((always_inline)) void round(vec* r) {
-    vec low = {}, high = {};
-    for (std::size_t j = 0; j < W; ++j) {
-      low[j] = U((j & b) ? W + j - b : j);
-      high[j] = U((j & b) ? W + j : j + b);
-    }
-    for (std::size_t i = 0; i < W; ++i) {
-      if (i & b) continue;
-      const vec a = r[i], c = r[i + b];
-      r[i] = __builtin_shuffle(a, c, low);
-      r[i + b] = __builtin_shuffle(a, c, high);
-    }
+    for (std::size_t i = 0; i < W; ++i)
+      if (!(i & b)) swap_blocks<b>(r[i], r[i + b], std::make_index_sequence<W>{});
   }
 
   // out[k * out_stride + c] = in[c * in_stride + k] for c, k < W (strides in values of T).

@@ -3,9 +3,7 @@
 // (tiles.hpp). V is fixed at compile time, so every row operation works on a fixed number of
 // vectors held in registers.
 #include <cstddef>
-#include <cstdint>
-#include <cstring>
-#include <type_traits>
+#include <utility>
 
 #include "../../core/target_clones.hpp"
 #include "row_program.hpp"
@@ -13,51 +11,62 @@
 
 namespace kronex::detail {
 
-// A strip row, 128 bytes (V values), as N = 2 vectors of 64 bytes: the kernels below hold rows
-// in registers whatever the vectoriser decides (left to it, the float kernel ran scalar, and two
-// complex chains spilled). Each clone lowers a vector to its width: 1 zmm (AVX-512), 2 ymm, or
-// 4 xmm. Complex values stay interleaved (re, im): c * s is cr * s + ci' * swap(s), where swap
-// exchanges re and im in each pair and ci' = (-ci, ci, ...), two multiply-adds and an in-lane
-// permute per vector, where std::complex's operator* checks for NaN/inf and does not vectorise.
-template <class T, std::size_t N = 2>
+// A strip row, 128 bytes (V values), as N = 128 / B GCC vectors of B bytes, B the CPU's native
+// vector width (with_native_vectors, target_clones.hpp): the kernels below hold rows in registers
+// whatever the vectoriser decides (left to it, the float kernel ran scalar, and two complex
+// chains spilled). Complex values stay interleaved (re, im): c * s is re(c) * s + im' * swap(s),
+// where swap exchanges re and im in each pair and im' = (-im c, im c, ...): two multiply-adds
+// and an in-lane permute per vector, where std::complex's operator* checks for NaN/inf and does
+// not vectorise.
+template <class T, std::size_t B>
 struct strip_row {
   using R = real_t<T>;
   static constexpr bool is_complex = value_traits<T>::is_complex;
-  static constexpr std::size_t W = 64 / sizeof(R);  // reals per vector
-  typedef R vec __attribute__((vector_size(64)));
+  static constexpr std::size_t N = 128 / B;          // vectors per row
+  static constexpr std::size_t W = B / sizeof(R);    // reals per vector
+  typedef R vec __attribute__((vector_size(B)));
+  // The same vector at any address of an R: loads and stores through it are plain vector moves.
+  typedef R unaligned_vec __attribute__((vector_size(B), aligned(alignof(R)), may_alias));
   vec v[N];
 
   static strip_row load(const T* p) {
     strip_row r;
-    for (std::size_t k = 0; k < N; ++k) std::memcpy(&r.v[k], reinterpret_cast<const R*>(p) + k * W, 64);
+    for (std::size_t k = 0; k < N; ++k) r.v[k] = reinterpret_cast<const unaligned_vec*>(p)[k];
     return r;
   }
   void store(T* p) const {
-    for (std::size_t k = 0; k < N; ++k) std::memcpy(reinterpret_cast<R*>(p) + k * W, &v[k], 64);
+    for (std::size_t k = 0; k < N; ++k) reinterpret_cast<unaligned_vec*>(p)[k] = v[k];
   }
 
-  // The two broadcasts of c: cr = c (real) or re(c), and ci' = (-im c, im c, ...) (complex).
+  // c as a real factor and, for complex c, the vector (-im c, im c, ...).
   struct factor {
-    vec cr, ci;
+    R re;
+    vec im;
     explicit factor(T c) {
       if constexpr (is_complex) {
-        for (std::size_t j = 0; j < W; ++j) cr[j] = c.real(), ci[j] = j % 2 ? c.imag() : -c.imag();
+        vec sign;
+        for (std::size_t j = 0; j < W; ++j) sign[j] = j % 2 ? R(1) : R(-1);  // folded to a constant
+        re = c.real();
+        im = c.imag() * sign;
       } else {
-        cr = vec{} + c;
-        ci = vec{};
+        re = c;
       }
     }
   };
-  // c * x, with vectors by reference: passed by value, they would change the ABI between clones.
+  // Vectors pass by reference here: by value, they would change the ABI between versions.
+  // out = (im, re) of each (re, im) pair of x.
+  template <std::size_t... I>
+  static void swap_pairs(const vec& x, vec& out, std::index_sequence<I...>) {
+    out = __builtin_shufflevector(x, x, (I ^ 1)...);
+  }
+  // out = c * x
   static void product(const factor& f, const vec& x, vec& out) {
     if constexpr (is_complex) {
-      typedef std::conditional_t<sizeof(R) == 8, std::int64_t, std::int32_t> lane;
-      typedef lane mask __attribute__((vector_size(64)));
-      mask swap;  // (im, re) of each (re, im) pair
-      for (std::size_t j = 0; j < W; ++j) swap[j] = lane(j ^ 1);
-      out = f.cr * x + f.ci * __builtin_shuffle(x, swap);
+      vec swapped;
+      swap_pairs(x, swapped, std::make_index_sequence<W>{});
+      out = f.re * x + f.im * swapped;
     } else {
-      out = f.cr * x;
+      out = f.re * x;
     }
   }
 
@@ -86,34 +95,36 @@ struct strip_row {
 // nearly twice the work per step of the chain. The accumulators live in registers.
 // Each operation also prefetches K lines of `ahead` (tiles.hpp): the loads are free.
 template <class T, std::size_t K = 1>
-KRONEX_TARGET_CLONES void run_solve_program(const row_program<T>& p, T* strip, std::size_t stride, std::size_t gap,
-                                            prefetch_stream& ahead) {
-  const index_t* src = p.src.data();
-  const T* coef = p.coef.data();
-  prefetch_stream next = ahead;  // a local copy stays in registers (strip writes may alias it)
-  for (const auto& o : p.ops) {
-    for (std::size_t k = 0; k < K; ++k) next.next();
-    T* r = strip + std::size_t(o.target) * stride;
-    T* other = strip + std::size_t(o.other) * stride;
-    using row = strip_row<T>;
-    if (o.swap) {  // all loaded before any is stored: right for a row swapped with itself too
-      row a[K], b[K];
-      for (std::size_t k = 0; k < K; ++k) a[k] = row::load(r + k * gap), b[k] = row::load(other + k * gap);
-      for (std::size_t k = 0; k < K; ++k) b[k].store(r + k * gap), a[k].store(other + k * gap);
-      continue;
+void run_solve_program(const row_program<T>& p, T* strip, std::size_t stride, std::size_t gap,
+                       prefetch_stream& ahead) {
+  with_native_vectors([&](auto bytes) {
+    using row = strip_row<T, decltype(bytes)::value>;
+    const index_t* src = p.src.data();
+    const T* coef = p.coef.data();
+    prefetch_stream next = ahead;  // a local copy stays in registers (strip writes may alias it)
+    for (const auto& o : p.ops) {
+      for (std::size_t k = 0; k < K; ++k) next.next();
+      T* r = strip + std::size_t(o.target) * stride;
+      T* other = strip + std::size_t(o.other) * stride;
+      if (o.swap) {  // all loaded before any is stored: right for a row swapped with itself too
+        row a[K], b[K];
+        for (std::size_t k = 0; k < K; ++k) a[k] = row::load(r + k * gap), b[k] = row::load(other + k * gap);
+        for (std::size_t k = 0; k < K; ++k) b[k].store(r + k * gap), a[k].store(other + k * gap);
+        continue;
+      }
+      row acc[K];
+      for (std::size_t k = 0; k < K; ++k) acc[k] = row::load(r + k * gap);
+      if (o.scaled)
+        for (std::size_t k = 0; k < K; ++k) acc[k].scale(o.scale);
+      for (index_t e = o.begin; e < o.end; ++e) {
+        const T c = coef[e];
+        const T* s = strip + std::size_t(src[e]) * stride;
+        for (std::size_t k = 0; k < K; ++k) acc[k].sub_scaled(c, row::load(s + k * gap));
+      }
+      for (std::size_t k = 0; k < K; ++k) acc[k].store(r + k * gap);
     }
-    row acc[K];
-    for (std::size_t k = 0; k < K; ++k) acc[k] = row::load(r + k * gap);
-    if (o.scaled)
-      for (std::size_t k = 0; k < K; ++k) acc[k].scale(o.scale);
-    for (index_t e = o.begin; e < o.end; ++e) {
-      const T c = coef[e];
-      const T* s = strip + std::size_t(src[e]) * stride;
-      for (std::size_t k = 0; k < K; ++k) acc[k].sub_scaled(c, row::load(s + k * gap));
-    }
-    for (std::size_t k = 0; k < K; ++k) acc[k].store(r + k * gap);
-  }
-  ahead = next;
+    ahead = next;
+  });
 }
 
 // The blocks run_solve_program takes at once (K) on panels and slabs, for every value type.
@@ -133,20 +144,22 @@ void run_solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std:
 // Out of place on one strip: out = op(A) in, rows `stride` apart in both; two lines of `ahead`
 // prefetched per row (a strip row is two lines, and each row is written once).
 template <class T>
-KRONEX_TARGET_CLONES void run_apply_program(const row_program<T>& p, const T* in, T* out, std::size_t stride,
-                                            prefetch_stream& ahead) {
-  const index_t* src = p.src.data();
-  const T* coef = p.coef.data();
-  prefetch_stream next = ahead;  // a local copy stays in registers (out may alias it)
-  for (std::size_t i = 0; i < p.n; ++i) {
-    next.next();
-    next.next();
-    strip_row<T> acc{};
-    for (index_t e = p.row_ptr[i]; e < p.row_ptr[i + 1]; ++e)
-      acc.add_scaled(coef[e], strip_row<T>::load(in + std::size_t(src[e]) * stride));
-    acc.store(out + i * stride);
-  }
-  ahead = next;
+void run_apply_program(const row_program<T>& p, const T* in, T* out, std::size_t stride, prefetch_stream& ahead) {
+  with_native_vectors([&](auto bytes) {
+    using row = strip_row<T, decltype(bytes)::value>;
+    const index_t* src = p.src.data();
+    const T* coef = p.coef.data();
+    prefetch_stream next = ahead;  // a local copy stays in registers (out may alias it)
+    for (std::size_t i = 0; i < p.n; ++i) {
+      next.next();
+      next.next();
+      row acc{};
+      for (index_t e = p.row_ptr[i]; e < p.row_ptr[i + 1]; ++e)
+        acc.add_scaled(coef[e], row::load(in + std::size_t(src[e]) * stride));
+      acc.store(out + i * stride);
+    }
+    ahead = next;
+  });
 }
 
 } // namespace kronex::detail
