@@ -354,3 +354,29 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(vector_solves_of_the_estimate, T, value_types) {
     }
   }
 }
+
+// The solve kernel keeps the rows the last operations wrote in registers (window_rows). A row
+// written twice in a row must be read at its newest value, even by an operation that names it
+// twice: a stale copy left in the window would give row 2 = b2 - (c + d) * (first value of row 1).
+BOOST_AUTO_TEST_CASE_TEMPLATE(solve_kernel_reads_the_newest_value_of_a_row_written_twice, T, value_types) {
+  constexpr std::size_t W = kronex::detail::strip_width<T>;
+  kronex::detail::row_program<T> p;
+  p.n = 4;
+  const T a = T(0.5), b = T(-1.25), c = T(2), d = T(0.75), s = T(3);
+  p.add_update(1, {{0, a}}, false, false, T(1));
+  p.add_update(1, {{0, b}}, false, false, T(1));
+  p.add_update(2, {{1, c}, {1, d}}, false, false, T(1));
+  p.add_update(3, {{2, T(1)}, {1, T(1)}}, false, true, s);  // scaled: row3 = s (row3 - row2 - row1)
+  const auto x0 = random_panel<T>(p.n);
+  std::vector<T> x = x0;
+  kronex::detail::run_solve_program(p, x.data());
+  std::vector<T> expected = x0;
+  for (std::size_t col = 0; col < W; ++col) {
+    auto at = [&](std::size_t i) -> T& { return expected[i * W + col]; };
+    at(1) = at(1) - a * at(0);
+    at(1) = at(1) - b * at(0);
+    at(2) = at(2) - c * at(1) - d * at(1);
+    at(3) = s * at(3) - s * at(2) - s * at(1);
+  }
+  BOOST_TEST(kronex_test::rel_error(x, expected) <= kronex_test::tolerance<T>());
+}
