@@ -38,10 +38,23 @@ struct block_transpose {
   //   a'[j] = j & b ? c[j - b] : a[j],   c'[j] = j & b ? c[j] : a[j + b].
   // After the rounds b = W/2, ..., 1, row i holds column i. (Shuffle indices address a's lanes
   // as 0..W-1 and c's as W..2W-1; vectors pass by reference so no version's ABI changes.)
+  // Clang has only __builtin_shufflevector (constant indices); GCC's own __builtin_shuffle takes
+  // a mask vector, which it folds to a constant. nvcc's front end mangles a pack expanded inside
+  // __builtin_shufflevector, so GCC and nvcc take the mask.
   template <std::size_t b, std::size_t... J>
   static inline __attribute__((always_inline)) void swap_blocks(vec& a, vec& c, std::index_sequence<J...>) {
+#if defined(__clang__)
     const vec low = __builtin_shufflevector(a, c, ((J & b) ? W + J - b : J)...);
     c = __builtin_shufflevector(a, c, ((J & b) ? W + J : J + b)...);
+#else
+    vec low_mask = {}, high_mask = {};
+    for (std::size_t j = 0; j < W; ++j) {
+      low_mask[j] = U((j & b) ? W + j - b : j);
+      high_mask[j] = U((j & b) ? W + j : j + b);
+    }
+    const vec low = __builtin_shuffle(a, c, low_mask);
+    c = __builtin_shuffle(a, c, high_mask);
+#endif
     a = low;
   }
   template <std::size_t b>

@@ -4,6 +4,8 @@
 // vectors held in registers.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include "../../core/target_clones.hpp"
@@ -45,7 +47,7 @@ struct strip_row {
     vec im;
     explicit factor(T c) {
       if constexpr (is_complex) {
-        vec sign;
+        vec sign = {};
         for (std::size_t j = 0; j < W; ++j) sign[j] = j % 2 ? R(1) : R(-1);  // folded to a constant
         re = c.real();
         im = c.imag() * sign;
@@ -56,9 +58,18 @@ struct strip_row {
   };
   // Vectors pass by reference here: by value, they would change the ABI between versions.
   // out = (im, re) of each (re, im) pair of x.
+  // (Clang: constant indices; GCC and nvcc: a mask vector, as in block_transpose.hpp.)
   template <std::size_t... I>
   static void swap_pairs(const vec& x, vec& out, std::index_sequence<I...>) {
+#if defined(__clang__)
     out = __builtin_shufflevector(x, x, (I ^ 1)...);
+#else
+    typedef std::conditional_t<sizeof(R) == 8, std::int64_t, std::int32_t> lane;
+    typedef lane mask __attribute__((vector_size(B)));
+    mask swap = {};
+    for (std::size_t j = 0; j < W; ++j) swap[j] = lane(j ^ 1);
+    out = __builtin_shuffle(x, swap);
+#endif
   }
   // out = c * x
   static void product(const factor& f, const vec& x, vec& out) {
@@ -130,7 +141,8 @@ void run_solve_program(const row_program<T>& p, T* strip, std::size_t stride, st
       }
       // The last m sources are the last m rows written, in order: they are in the window.
       std::size_t m = 0;
-      while (m < KW && index_t(m) < o.end - o.begin && src[o.end - 1 - m] == held[KW - 1 - m]) ++m;
+      if constexpr (KW > 0)
+        while (m < KW && index_t(m) < o.end - o.begin && src[o.end - 1 - m] == held[KW - 1 - m]) ++m;
       row acc[K];
       for (std::size_t k = 0; k < K; ++k) acc[k] = row::load(r + k * gap);
       if (o.scaled)
