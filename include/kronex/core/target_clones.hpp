@@ -21,14 +21,33 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
-#include <stdexcept>
 #include <string>
 #include <type_traits>
+
+#include "error.hpp"
 
 namespace kronex::detail {
 
 template <std::size_t B>
 using vector_bytes = std::integral_constant<std::size_t, B>;
+
+// The vector level the environment variable KRONEX_HOST_VECTOR_BYTES asks for (16, 32 or 64:
+// tests and benchmarks of the narrower versions on a wider CPU): 0, 1 or 2; 3 (no limit) when
+// unset; -1 when set to anything else.
+inline int requested_vector_level() {
+  const char* asked = std::getenv("KRONEX_HOST_VECTOR_BYTES");
+  if (!asked) return 3;
+  const std::string bytes(asked);
+  return bytes == "64" ? 2 : bytes == "32" ? 1 : bytes == "16" ? 0 : -1;
+}
+
+// Throws kronex::error if KRONEX_HOST_VECTOR_BYTES holds a value it cannot name. Host plans call
+// it when they are compiled, on the compiling thread; the kernels then ignore such a value.
+inline void check_vector_bytes_setting() {
+  if (requested_vector_level() < 0)
+    throw error(std::string("KRONEX_HOST_VECTOR_BYTES is '") + std::getenv("KRONEX_HOST_VECTOR_BYTES") +
+                "'; expected 16, 32 or 64");
+}
 
 #if !defined(KRONEX_NO_TARGET_CLONES) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
     defined(__linux__)
@@ -45,18 +64,13 @@ __attribute__((flatten)) void run_with_16_byte_vectors(F& f) {
   f(vector_bytes<16>{});
 }
 
-// 2, 1, 0 for 64-, 32- and 16-byte vectors: the CPU's level, or less if the environment variable
-// KRONEX_HOST_VECTOR_BYTES (16, 32 or 64) asks for narrower vectors (tests and benchmarks of the
-// narrower versions on a wider CPU).
+// 2, 1, 0 for 64-, 32- and 16-byte vectors: the CPU's level, or less if KRONEX_HOST_VECTOR_BYTES
+// asks for narrower vectors (requested_vector_level). Never throws: kernels run on several threads.
 inline int native_vector_level() {
   static const int level = [] {
     const int cpu = __builtin_cpu_supports("x86-64-v4") ? 2 : __builtin_cpu_supports("x86-64-v3") ? 1 : 0;
-    const char* asked = std::getenv("KRONEX_HOST_VECTOR_BYTES");
-    if (!asked) return cpu;
-    const std::string bytes(asked);
-    if (bytes != "16" && bytes != "32" && bytes != "64")
-      throw std::invalid_argument("KRONEX_HOST_VECTOR_BYTES is '" + bytes + "'; expected 16, 32 or 64");
-    return std::min(cpu, bytes == "64" ? 2 : bytes == "32" ? 1 : 0);
+    const int asked = requested_vector_level();
+    return asked < 0 ? cpu : std::min(cpu, asked);
   }();
   return level;
 }

@@ -290,6 +290,7 @@ public:
       : m_shape(bp.desc.shape), m_desc(std::move(bp.desc)), m_steps(std::move(bp.steps)),
         m_slab_group(std::move(bp.slab_group)), m_panel_values(bp.panel_values), m_threads(bp.threads),
         m_panel_stride(bp.panel_buffer_values()), m_slab_stride(bp.slab_values) {
+    check_vector_bytes_setting();
     m_desc.factor_bytes = 0;
     for (std::size_t s = 0; s < m_steps.size(); ++s) {
       std::visit(overloaded{[&](copy_step&) { m_payload.push_back(0); },
