@@ -103,7 +103,7 @@ struct strip_row {
 // `window_rows` operations wrote. With 32 vector registers (AVX-512) three rows of two chains
 // fit beside the accumulators; with 16 they would spill.
 template <std::size_t B>
-inline constexpr std::size_t window_rows = B == 64 ? 3 : 0;
+inline constexpr std::size_t window_rows = B == 64 ? max_recent_rows : 0;
 
 // In place on K blocks of V columns of n rows: b on entry, op(A)^{-1} b on exit. Row i of
 // block k is at strip + k * gap + i * stride (stride >= V): K gathered strips (stride V, gap
@@ -112,8 +112,8 @@ inline constexpr std::size_t window_rows = B == 64 ? 3 : 0;
 // that row's store), so latency bounds it: K = 2 blocks are two independent chains in flight,
 // nearly twice the work per step of the chain. The accumulators live in registers, and so do
 // the rows the last few operations wrote (window_rows): in a band, an operation's last sources
-// are exactly those rows (entries come oldest write first, row_program::add_update), which then
-// come from registers instead of a store and a reload. The operations run in the same order
+// are exactly those rows (entries come oldest write first; row_op::recent counts them), which
+// then come from registers instead of a store and a reload. The operations run in the same order
 // either way, so the bits of the result do not depend on the window.
 // Each operation also prefetches K lines of `ahead` (tiles.hpp): the loads are free.
 template <class T, std::size_t K = 1>
@@ -122,9 +122,9 @@ void run_solve_program(const row_program<T>& p, T* strip, std::size_t stride, st
   with_native_vectors([&](auto bytes) {
     using row = strip_row<T, decltype(bytes)::value>;
     constexpr std::size_t KW = window_rows<decltype(bytes)::value>;
-    row window[KW + 1][K] = {};  // window[j]: row held[j] (KW + 1: never an empty array)
-    index_t held[KW + 1];   // the rows in window[0..KW), oldest first; -1: none
-    std::fill(held, held + KW + 1, index_t(-1));
+    // window[KW - 1 - j]: the row the (j+1)-th last non-swap operation wrote (KW + 1: never an
+    // empty array).
+    row window[KW + 1][K] = {};
     const index_t* src = p.src.data();
     const T* coef = p.coef.data();
     prefetch_stream next = ahead;  // a local copy stays in registers (strip writes may alias it)
@@ -136,13 +136,9 @@ void run_solve_program(const row_program<T>& p, T* strip, std::size_t stride, st
         row a[K], b[K];
         for (std::size_t k = 0; k < K; ++k) a[k] = row::load(r + k * gap), b[k] = row::load(other + k * gap);
         for (std::size_t k = 0; k < K; ++k) b[k].store(r + k * gap), a[k].store(other + k * gap);
-        std::fill(held, held + KW, index_t(-1));
         continue;
       }
-      // The last m sources are the last m rows written, in order: they are in the window.
-      std::size_t m = 0;
-      if constexpr (KW > 0)
-        while (m < KW && index_t(m) < o.end - o.begin && src[o.end - 1 - m] == held[KW - 1 - m]) ++m;
+      const std::size_t m = std::min<std::size_t>(o.recent, KW);  // sources in the window
       row acc[K];
       for (std::size_t k = 0; k < K; ++k) acc[k] = row::load(r + k * gap);
       if (o.scaled)
@@ -166,12 +162,8 @@ void run_solve_program(const row_program<T>& p, T* strip, std::size_t stride, st
           case 3: from_window(std::integral_constant<std::size_t, std::min<std::size_t>(3, KW)>{}); break;
           default: break;
         }
-        // Slide: this row is the newest; an older copy of it in the window is stale.
-        for (std::size_t j = 0; j + 1 < KW; ++j) {
-          held[j] = held[j + 1] == o.target ? index_t(-1) : held[j + 1];
+        for (std::size_t j = 0; j + 1 < KW; ++j)
           for (std::size_t k = 0; k < K; ++k) window[j][k] = window[j + 1][k];
-        }
-        held[KW - 1] = o.target;
         for (std::size_t k = 0; k < K; ++k) window[KW - 1][k] = acc[k];
       }
       for (std::size_t k = 0; k < K; ++k) acc[k].store(r + k * gap);

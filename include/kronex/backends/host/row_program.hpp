@@ -10,6 +10,7 @@
 //   apply program (out of place): out[i] = sum_e coef[e] * in[src[e]] over row i's entries.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "../../core/op.hpp"
@@ -27,7 +28,13 @@ struct row_op {
   T scale = T(1);
   bool swap = false;
   bool scaled = false;
+  // How many of the last sources are the rows the operations just before wrote, newest last and
+  // still current (at most max_recent_rows; no swap in between): the kernel holds those in
+  // registers (row_kernels.hpp).
+  std::uint8_t recent = 0;
 };
+
+inline constexpr std::size_t max_recent_rows = 3;
 
 template <class T>
 struct row_program {
@@ -69,6 +76,13 @@ struct row_program {
       coef.push_back(scaled ? scale * c : c);
     }
     o.end = index_t(coef.size());
+    // Source end-1-j is recent if operation ops.size()-1-j, not a swap, wrote it last.
+    for (std::size_t j = 0; j < max_recent_rows && j < sorted.size() && j < ops.size(); ++j) {
+      const std::size_t before = ops.size() - 1 - j;
+      const index_t row = sorted[sorted.size() - 1 - j].first;
+      if (ops[before].swap || ops[before].target != row || m_last_write[row] != before + 1) break;
+      o.recent = std::uint8_t(j + 1);
+    }
     o.scaled = scaled;
     o.scale = scale;
     ops.push_back(o);
