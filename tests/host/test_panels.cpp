@@ -8,14 +8,17 @@
 // time (single-step plans, never fused).
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <array>
 #include <complex>
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include <xtensor-blas/xlinalg.hpp>
+#include <xtensor/xadapt.hpp>
 #include <xtensor/xmanipulation.hpp>
 
 #include "kronex_test_support.hpp"
@@ -217,4 +220,32 @@ BOOST_AUTO_TEST_CASE(fused_pairs_grouped_slabs) {
   check_solve<3>({kronex::gallery::bspline_mass<double>(4, 2), pivoting_band(24),
                   kronex::gallery::bspline_mass<double>(37, 3, boundary::periodic)},
                  {4, 24, 37}, "(4,24,37): column blocks, a tail, swaps", {false, true, false});
+}
+
+// A fused pair's first step runs in place on the tensor's rows; its column blocks start on a
+// cache line, and the columns before the first line go with the tail through a padded strip.
+// The same tensor at each offset of a double in a cache line (R = 40: 5 lines a row) must solve
+// the same, so every split between head, blocks and tail is checked.
+BOOST_AUTO_TEST_CASE(fused_pair_in_place_at_every_offset_in_a_cache_line) {
+  const std::array<kronex::banded<double>, 3> f{kronex::gallery::bspline_mass<double>(4, 2), pivoting_band(24),
+                                                 kronex::gallery::bspline_mass<double>(40, 3, boundary::periodic)};
+  const std::array<std::size_t, 3> shape{4, 24, 40};
+  const auto b = kronex_test::random_tensor<double>(shape);
+  xt::xtensor<double, 3> expected = b;
+  for (std::size_t k = 0; k < 3; ++k)
+    expected = solve_along<3>(kronex::reference::dense(kronex::make_view(f[k])), expected, k);
+  kronex::compile_options substitution;
+  substitution.solves = kronex::solve_method::substitution;
+  auto solver = kronex::compile(kronex::kron(f[0], f[1], f[2]).inverse(), b, substitution);
+  BOOST_TEST_REQUIRE(kronex::fused_with_next(solver.plan().steps[1]));
+  std::vector<double> buffer(b.size() + 16);
+  const std::size_t first = (64 - reinterpret_cast<std::uintptr_t>(buffer.data()) % 64) % 64 / sizeof(double);
+  for (std::size_t offset = 0; offset < 8; ++offset) {
+    double* x = buffer.data() + first + offset;
+    std::copy(b.begin(), b.end(), x);
+    solver.run(x, x);
+    const auto y = xt::adapt(x, b.size(), xt::no_ownership(), shape);
+    BOOST_TEST(kronex_test::rel_error(y, expected) <= 1e-12,
+               "offset " << offset << " doubles past a cache line: error " << kronex_test::rel_error(y, expected));
+  }
 }

@@ -433,7 +433,7 @@ BOOST_AUTO_TEST_CASE(apply_dense_as_gemm) {
       "    0  apply  mode 0  f0 N  gemm  (1,10,27):(270,27,1)  flops=5.4k  bytes=4.32k\n"
       "    1  apply  mode 1  f1 N  dense_matvec  fused with 2  (10,9,3):(27,3,1)  flops=4.86k  bytes=2.16k\n"
       "    2  apply  mode 2  f2 N  band_matvec  (90,3,1):(3,1,1)  flops=1.26k  bytes=2.16k\n"
-      "  total  steps=3  flops=11.52k  bytes=8.64k  workspace=6.768kB  factors=1.912kB\n";
+      "  total  steps=3  flops=11.52k  bytes=8.64k  workspace=6.784kB  factors=1.912kB\n";
   check_plan(kronex::explain(kronex::kron(A, B, M), std::vector<std::size_t>{10, 9, 3}), explained(expected));
   // The last mode (R = 1): one GEMM over all 27 lines.
   const std::string last = kronex::explain(kronex::kron(B, M, A), std::vector<std::size_t>{9, 3, 10});

@@ -13,12 +13,16 @@
 //                result do not depend on how many.
 // One host_plan must not run on two threads at once (it owns its workspace); copies are
 // independent.
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -28,6 +32,7 @@
 #include "../../plan/operator_desc.hpp"
 #include "../../plan/plan.hpp"
 #include "../../plan/schedule.hpp"
+#include "cache_aligned.hpp"
 #include "cost_model.hpp"
 #include "gemm_apply.hpp"
 #include "host_threads.hpp"
@@ -50,7 +55,9 @@ struct host_blueprint {
   // One panel; the panel buffer holds `panels` of them, or an in-place GEMM chunk if larger.
   std::size_t panel_values = 0, panels = 0, gemm_values = 0, slab_values = 0, line_values = 0;
   std::size_t threads = 1;  // each has its own panel buffer and slab buffer
-  std::size_t panel_buffer_values() const { return std::max(panels * panel_values, gemm_values); }
+  // Per thread, in whole cache lines (cache_aligned.hpp), so each thread's buffers start on one.
+  std::size_t panel_buffer_values() const { return whole_cache_lines<T>(std::max(panels * panel_values, gemm_values)); }
+  std::size_t slab_buffer_values() const { return whole_cache_lines<T>(slab_values); }
 };
 
 template <class T>
@@ -269,7 +276,7 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
   bp.panels = out_panel ? 2 : 1;
   bp.threads = host_threads_for(d.options.threads, product(shape));
   desc.threads = bp.threads;
-  desc.workspace_bytes = (bp.threads * (bp.panel_buffer_values() + bp.slab_values) + bp.line_values) * sizeof(T);
+  desc.workspace_bytes = (bp.threads * (bp.panel_buffer_values() + bp.slab_buffer_values()) + bp.line_values) * sizeof(T);
   for (const host_step& s : bp.steps) desc.steps.push_back(to_step(s));
   return bp;
 }
@@ -289,7 +296,7 @@ public:
   host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
       : m_shape(bp.desc.shape), m_desc(std::move(bp.desc)), m_steps(std::move(bp.steps)),
         m_slab_group(std::move(bp.slab_group)), m_panel_values(bp.panel_values), m_threads(bp.threads),
-        m_panel_stride(bp.panel_buffer_values()), m_slab_stride(bp.slab_values) {
+        m_panel_stride(bp.panel_buffer_values()), m_slab_stride(bp.slab_buffer_values()) {
     check_vector_bytes_setting();
     m_desc.factor_bytes = 0;
     for (std::size_t s = 0; s < m_steps.size(); ++s) {
@@ -508,27 +515,47 @@ private:
 
   // The substitution of step s on a group of g slabs (each n x R, R > 1) from src, in place in
   // dst (src is copied there first unless equal): the group is in cache, so its program runs on
-  // the rows, R apart, in blocks of V columns (run_solve_blocks): no gather is needed. Columns
-  // past the last multiple of V go through a zero-padded strip.
+  // the rows, R apart, in blocks of V columns (run_solve_blocks): no gather is needed. When all
+  // rows start at the same offset in a cache line, the blocks start on a line (cache_aligned.hpp
+  // says why); the columns before the first block and after the last go through a zero-padded
+  // strip.
   void solve_slabs(std::size_t s, std::size_t g, std::size_t n, std::size_t R, const T* src, T* dst,
                    std::size_t thread) {
     const auto& p = *m_programs[m_payload[s]];
     if (src != dst) std::memcpy(dst, src, g * n * R * sizeof(T));
     prefetch_stream none;
-    const std::size_t full = R - R % V;
     T* strip = m_panels.data() + thread * m_panel_stride;
-    for (std::size_t l = 0; l < g; ++l) {
-      T* slab = dst + l * n * R;
-      run_solve_blocks(p, slab, full / V, R, V, none);
-      if (full == R) continue;
-      const std::size_t w = R - full;
+    // Columns [c, c + w) of each range, side by side in the strip (at most V in all).
+    using columns = std::pair<std::size_t, std::size_t>;
+    const auto through_strip = [&](T* slab, std::initializer_list<columns> ranges) {
       for (std::size_t i = 0; i < n; ++i) {
-        std::memcpy(strip + i * V, slab + i * R + full, w * sizeof(T));
-        std::fill(strip + i * V + w, strip + (i + 1) * V, T(0));
+        T* to = strip + i * V;
+        for (const auto& [c, w] : ranges) to = std::copy_n(slab + i * R + c, w, to);
+        std::fill(to, strip + (i + 1) * V, T(0));
       }
       run_solve_program(p, strip, V, 0, none);
-      for (std::size_t i = 0; i < n; ++i) std::memcpy(slab + i * R + full, strip + i * V, w * sizeof(T));
+      for (std::size_t i = 0; i < n; ++i) {
+        const T* from = strip + i * V;
+        for (const auto& [c, w] : ranges) std::copy_n(from, w, slab + i * R + c), from += w;
+      }
+    };
+    for (std::size_t l = 0; l < g; ++l) {
+      T* slab = dst + l * n * R;
+      const std::size_t head = std::min(R, columns_before_cache_line(slab, R));
+      const std::size_t blocks = (R - head) / V, rest = head + blocks * V, tail = R - rest;
+      run_solve_blocks(p, slab + head, blocks, R, V, none);
+      // head + tail <= V: a row is whole lines when head > 0, and V values are two lines.
+      if (head + tail > 0) through_strip(slab, {{0, head}, {rest, tail}});
     }
+  }
+
+  // The columns of a slab (rows R apart from `slab`) before a cache line starts in every row; 0
+  // when rows start at different offsets in their lines.
+  static std::size_t columns_before_cache_line(const T* slab, std::size_t R) {
+    const std::size_t offset = reinterpret_cast<std::uintptr_t>(slab) % cache_line_bytes;
+    const std::size_t gap = (cache_line_bytes - offset) % cache_line_bytes;
+    if ((R * sizeof(T)) % cache_line_bytes != 0 || gap % sizeof(T) != 0) return 0;
+    return gap / sizeof(T);
   }
 
   // run_step's `thread` for a step that may split itself between all the plan's threads.
@@ -639,9 +666,9 @@ private:
   std::vector<gemm_payload> m_gemms;
   std::vector<std::vector<T>> m_scales;
   std::vector<std::function<void(T*, std::size_t)>> m_functions;
-  std::vector<T> m_panels;                      // m_threads panel buffers
-  std::vector<T> m_slab;                        // m_threads slab buffers (a group of slabs of a fused pair)
-  std::vector<T> m_lines;                       // gathered lines for function solves
+  cache_aligned_vector<T> m_panels;             // m_threads panel buffers
+  cache_aligned_vector<T> m_slab;               // m_threads slab buffers (a group of slabs of a fused pair)
+  cache_aligned_vector<T> m_lines;              // gathered lines for function solves
 };
 
 } // namespace kronex::detail

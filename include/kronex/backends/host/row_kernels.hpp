@@ -117,9 +117,14 @@ inline constexpr std::size_t window_rows = B == 64 ? max_recent_rows : 0;
 // either way, so the bits of the result do not depend on the window.
 // Each operation also prefetches K lines of `ahead` (tiles.hpp): the loads are free.
 template <class T, std::size_t K = 1>
-void run_solve_program(const row_program<T>& p, T* strip, std::size_t stride, std::size_t gap,
-                       prefetch_stream& ahead) {
+void run_solve_program(const row_program<T>& p, T* const strip_at, const std::size_t row_stride,
+                       const std::size_t block_gap, prefetch_stream& ahead) {
   with_native_vectors([&](auto bytes) {
+    // Locals, not the captured references: after every store through a strip row's may_alias
+    // vectors the compiler would reload those from the caller's frame, a chain of two loads at
+    // the head of each operation, which held the kernel back on an AVX2 CPU.
+    T* const strip = strip_at;
+    const std::size_t stride = row_stride, gap = block_gap;
     using row = strip_row<T, decltype(bytes)::value>;
     constexpr std::size_t KW = window_rows<decltype(bytes)::value>;
     // window[KW - 1 - j]: the row the (j+1)-th last non-swap operation wrote (KW + 1: never an
@@ -189,8 +194,12 @@ void run_solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std:
 // Out of place on one strip: out = op(A) in, rows `stride` apart in both; two lines of `ahead`
 // prefetched per row (a strip row is two lines, and each row is written once).
 template <class T>
-void run_apply_program(const row_program<T>& p, const T* in, T* out, std::size_t stride, prefetch_stream& ahead) {
+void run_apply_program(const row_program<T>& p, const T* const in_at, T* const out_at, const std::size_t row_stride,
+                       prefetch_stream& ahead) {
   with_native_vectors([&](auto bytes) {
+    const T* const in = in_at;  // locals, as in run_solve_program
+    T* const out = out_at;
+    const std::size_t stride = row_stride;
     using row = strip_row<T, decltype(bytes)::value>;
     const index_t* src = p.src.data();
     const T* coef = p.coef.data();
