@@ -136,11 +136,12 @@ BOOST_AUTO_TEST_CASE(many_panels_contiguous_runs) {
                  "(5,1100) mode 0, R % 16 != 0: element gathers", {false, false});
 }
 
-// A long mode (n = 600: fewer than 4 strips fit in 256 KiB) takes panels of 4 strips: 64 lines,
-// so 100 lines make a full panel and a partial one whose last strip is partial too.
+// A long mode (n = 600: a strip is 75 KiB, fewer than 4 fit in 256 KiB) takes panels of 13
+// strips (up to 1 MiB): 208 lines, so 300 lines make a full panel and a partial one whose last
+// strip is partial too.
 BOOST_AUTO_TEST_CASE(long_mode_wide_panels) {
-  check_solve<2>({kronex::gallery::bspline_mass<double>(600, 3, boundary::periodic), eye(100)}, {600, 100},
-                 "(600,100) mode 0, panels of 4 strips", {false, false});
+  check_solve<2>({kronex::gallery::bspline_mass<double>(600, 3, boundary::periodic), eye(300)}, {600, 300},
+                 "(600,300) mode 0, panels of 13 strips", {false, false});
 }
 
 // A panel whose lines span several indices l (R = 5 < the panel's 32 lines): each row of the

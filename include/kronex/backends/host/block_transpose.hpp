@@ -7,7 +7,6 @@
 // one.
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <utility>
 
 namespace kronex::detail {
@@ -32,6 +31,10 @@ struct block_transpose {
   using U = typename transpose_lane<sizeof(T)>::type;
   static constexpr std::size_t W = 32 / sizeof(U);
   typedef U vec __attribute__((vector_size(32)));
+  // The same vector at any address of a T, read and written as any type: a plain 32-byte move.
+  // (memcpy into a vec array went through the stack in 16-byte halves, and each 32-byte reload
+  // then waited for both: a block transpose cost 3 cycles per value instead of 0.6.)
+  typedef U unaligned_vec __attribute__((vector_size(32), aligned(alignof(T)), may_alias));
 
   // Round b (a power of two below W) swaps the off-diagonal b x b blocks of every 2b x 2b block:
   // rows (a, c) = (i, i + b), i & b == 0, become
@@ -67,11 +70,11 @@ struct block_transpose {
   static inline __attribute__((always_inline)) void run(const T* in, std::size_t in_stride, T* out,
                                                          std::size_t out_stride) {
     vec r[W];
-    for (std::size_t c = 0; c < W; ++c) std::memcpy(&r[c], static_cast<const void*>(in + c * in_stride), 32);
+    for (std::size_t c = 0; c < W; ++c) r[c] = *reinterpret_cast<const unaligned_vec*>(in + c * in_stride);
     if constexpr (W >= 8) round<4>(r);
     round<2>(r);
     round<1>(r);
-    for (std::size_t k = 0; k < W; ++k) std::memcpy(static_cast<void*>(out + k * out_stride), &r[k], 32);
+    for (std::size_t k = 0; k < W; ++k) *reinterpret_cast<unaligned_vec*>(out + k * out_stride) = r[k];
   }
 };
 

@@ -39,6 +39,7 @@
 #include "lu_factors.hpp"
 #include "row_kernels.hpp"
 #include "row_program.hpp"
+#include "streaming_stores.hpp"
 #include "tiles.hpp"
 
 namespace kronex::detail {
@@ -298,6 +299,7 @@ public:
         m_slab_group(std::move(bp.slab_group)), m_panel_values(bp.panel_values), m_threads(bp.threads),
         m_panel_stride(bp.panel_buffer_values()), m_slab_stride(bp.slab_buffer_values()) {
     check_vector_bytes_setting();
+    m_streaming_min_bytes = host_streaming_min_bytes();
     m_desc.factor_bytes = 0;
     for (std::size_t s = 0; s < m_steps.size(); ++s) {
       std::visit(overloaded{[&](copy_step&) { m_payload.push_back(0); },
@@ -541,7 +543,7 @@ private:
     };
     for (std::size_t l = 0; l < g; ++l) {
       T* slab = dst + l * n * R;
-      const std::size_t head = std::min(R, columns_before_cache_line(slab, R));
+      const std::size_t head = columns_before_cache_line(slab, R);
       const std::size_t blocks = (R - head) / V, rest = head + blocks * V, tail = R - rest;
       run_solve_blocks(p, slab + head, blocks, R, V, none);
       // head + tail <= V: a row is whole lines when head > 0, and V values are two lines.
@@ -556,6 +558,15 @@ private:
     const std::size_t gap = (cache_line_bytes - offset) % cache_line_bytes;
     if ((R * sizeof(T)) % cache_line_bytes != 0 || gap % sizeof(T) != 0) return 0;
     return gap / sizeof(T);
+  }
+
+  // The panel walk of a step on the tensor view (L, n, R) from src to dst. An output of at least
+  // host_streaming_min_bytes() that is not the input is written with streaming stores
+  // (streaming_stores.hpp); last-mode walks (R == 1) scatter in pieces of lines, so never.
+  panel_walk<T> walk_of(std::size_t L, std::size_t n, std::size_t R, const T* src, const T* dst) const {
+    panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R, R)};
+    walk.stream = src != dst && R > 1 && L * n * R * sizeof(T) >= m_streaming_min_bytes;
+    return walk;
   }
 
   // run_step's `thread` for a step that may split itself between all the plan's threads.
@@ -612,7 +623,7 @@ private:
             [&](const function_step&) { run_function_solve(m_functions[payload], L, n, R, src, dst); },
             [&](const lu_subst_step&) {
               const auto& p = *m_programs[payload];
-              const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R, R)};
+              const panel_walk<T> walk = walk_of(L, n, R, src, dst);
               pieces(walk.panels(), thread, [&](std::size_t k, std::size_t t) {
                 walk.run_panel(
                     k, src, dst, m_panels.data() + t * m_panel_stride,
@@ -622,6 +633,7 @@ private:
                       return panel;
                     },
                     ahead);
+                if (walk.stream) streaming_stores_done();
               });
             },
             [&](const gemm_step&) { run_gemm(); },
@@ -631,7 +643,7 @@ private:
                 return;
               }
               const auto& p = *m_programs[payload];
-              const panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R, R)};
+              const panel_walk<T> walk = walk_of(L, n, R, src, dst);
               pieces(walk.panels(), thread, [&](std::size_t k, std::size_t t) {
                 T* in = m_panels.data() + t * m_panel_stride;
                 T* out = in + m_panel_values;  // the output panel
@@ -644,6 +656,7 @@ private:
                       return out;
                     },
                     ahead);
+                if (walk.stream) streaming_stores_done();
               });
             }},
         m_steps[s]);
@@ -656,6 +669,7 @@ private:
   std::size_t m_panel_values;                   // one panel; the output panel follows the first
   std::size_t m_threads;                        // host_threads_for(options.threads, tensor size)
   std::size_t m_panel_stride, m_slab_stride;    // one thread's panel buffer and slab buffer
+  std::size_t m_streaming_min_bytes;            // host_streaming_min_bytes() when compiled (walk_of)
   std::vector<std::size_t> m_payload;           // per step: index into m_programs, m_gemms, m_scales or m_functions
   // Read only once built, so copies of the plan and plans compiled with one factor_store share them.
   std::vector<std::shared_ptr<const row_program<T>>> m_programs;
