@@ -174,9 +174,9 @@ BOOST_AUTO_TEST_CASE(panels_spanning_several_slabs) {
 }
 
 // Last-mode transposes through register blocks (W x W: W = 8 for float, 4 for double and
-// complex<float>; complex<double> moves value by value): n = 37 is four blocks of 8 (or nine of
-// 4) and an edge of 5 (1); n = 70 spans a second 256-byte block of each line in double and
-// complex<float>; 45 lines fill one strip of 32 (16, 8) and leave a partial one whose lines
+// complex<float>, 2 for complex<double>): n = 37 is four blocks of 8 (nine of 4, eighteen of 2)
+// and an edge of 5 (1, 1); n = 70 spans a second 256-byte block of each line (a fifth in
+// complex<double>); 45 lines fill one strip of 32 (16, 8) and leave a partial one whose lines
 // split into blocks and an edge. A solve and an apply against the dense reference.
 BOOST_AUTO_TEST_CASE_TEMPLATE(last_mode_register_transposes, T, last_mode_types) {
   for (const std::size_t n : {std::size_t(37), std::size_t(70)}) {
