@@ -5,9 +5,9 @@
 // Non-temporal stores write whole lines without reading them: two times, as in place. For a
 // small tensor plain stores are better: the next step then finds x in the cache, where after
 // streaming stores it reads it from memory. On a 2-vCPU cloud VM with a shared 32 MiB L3,
-// streaming won from 6 MiB up (96^3 doubles: a third less time per solve; 1024^2: a tenth) and
-// tied at 2 MiB: the threshold is an eighth of the largest cache. The values are the same
-// either way.
+// streaming made 192^3 and 256^3 double solves 5-10 % faster and was level, within the noise,
+// from 2 MiB to 32 MiB (docs/performance.md): the threshold is an eighth of the largest cache.
+// The values are the same either way.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
