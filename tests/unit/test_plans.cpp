@@ -22,7 +22,9 @@
 //                    pair starting with a solve works in place in x), where the slab
 //                    group G = min(L, floor(512 KiB / (n R sizeof(T)))) slabs run at once. For the small shapes
 //                    here 256 KiB / (n V sizeof(T)) = 2048 / n is never the bound, so
-//                    S = ceil(lines / V).
+//                    S = ceil(lines / V). When R > 1 a panel's rows hold S V values, and one
+//                    cache line more when S V sizeof(T) = 128 S B is a multiple of 1 KiB
+//                    (S = 8, 16, ...): such a panel is n (S V + 64 / sizeof(T)) values.
 //   factors        = row programs: ops sizeof(row_op<T>) (32 B for real double, 40 B for complex
 //                    double) + 4 B per index (src, row_ptr) + sizeof(T) per coefficient;
 //                    plus sizeof(T) per diagonal entry of a scale step.
@@ -449,9 +451,9 @@ BOOST_AUTO_TEST_CASE(apply_dense_as_gemm) {
 //         48 ((7+12-5) 2 + 5) = 48 33 = 1584; 60 ((6+10-4) 2 + 4) = 60 28 = 1680; total 5664.
 //  bytes: 2 240 8 = 3840 for steps 0 and 3, 240 8 = 1920 for steps 1 and 2; total 11520.
 //  views: (1,2,120):(240,120,1), (2,6,20):(120,20,1), (12,5,4):(20,4,1), (60,4,1):(4,1,1).
-//  workspace: S n V = 8 2 16 = 256 (120 lines), 3 6 16 = 288 (40 lines), 3 5 16 = 240 (48),
-//  4 4 16 = 256 (60); one panel of 288, no slab buffer (the pair starts with a solve): 288 8 =
-//  2304.
+//  workspace: step 0 (120 lines, R = 120) S = 8: rows of 8 16 = 128 values, 1 KiB, padded by a
+//  cache line to 136: 2 136 = 272; 3 6 16 = 288 (40 lines), 3 5 16 = 240 (48), 4 4 16 = 256
+//  (60); one panel of 288, no slab buffer (the pair starts with a solve): 288 8 = 2304.
 //  factors: f0 4 ops (1 swap + 1 L row + 2 U rows) 32 + 2 coef 12 = 152; f1 568; f2 456; f3 368;
 //  total 1544.
 BOOST_AUTO_TEST_CASE(fused_pair_4d) {
@@ -533,15 +535,16 @@ BOOST_AUTO_TEST_CASE(fused_pairs_match_reference) {
 // When a pair fuses, from the steps' flags and the workspace (which holds the slab of a pair
 // that starts with an apply):
 //  - slab budget 512 KiB, inclusive. (2,256,256): mode 1's slab is 256 256 8 = 524288 B = 512 KiB:
-//    fused. Workspace: S n V = 64 2 16 = 2048 for mode 0 (65536 lines; 256 KiB / 256 B = 1024,
-//    capped at 64), 32 256 16 = 131072 for mode 1 (R > 1: up to 32 strips within 1 MiB; 512
-//    lines need 32), 8 256 16 = 32768 for mode 2 (the last: 256 KiB / 32 KiB = 8). The solve:
-//    one panel of 131072, no slab buffer (it solves in place in x): 1048576. The apply: two
-//    panels (an output one) of 131072 + a group of G = min(2, 1) = 1 slab of 65536: 327680 8 =
-//    2621440.
+//    fused. Workspace: mode 0 (65536 lines; 256 KiB / 256 B = 1024, capped at S = 64): rows of
+//    64 16 = 1024 values, 8 KiB, a multiple of 1 KiB, so 8 more (a cache line): 2 1032 = 2064;
+//    mode 1 (R > 1: up to 32 strips within 1 MiB; 512 lines need 32): rows of 32 16 = 512
+//    values, 4 KiB, so 520: 256 520 = 133120; mode 2 (the last, no row padding; 256 KiB /
+//    32 KiB = 8): 8 256 16 = 32768. The solve: one panel of 133120, no slab buffer (it solves
+//    in place in x): 1064960. The apply: two panels (an output one) of 133120 + a group of
+//    G = min(2, 1) = 1 slab of 65536: 331776 8 = 2654208.
 //  - (2,256,257): slab 256 257 8 = 526336 B > 512 KiB: not fused. Workspace: mode 1 (514 lines,
-//    33 strips needed) 32 256 16 = 131072; mode 2 (512 lines, 256 KiB / (257 128) = 7.97)
-//    7 257 16 = 28784; one panel of 131072, no slab: 1048576.
+//    33 strips needed) 32 strips, 256 520 = 133120 as above; mode 2 (512 lines, 256 KiB /
+//    (257 128) = 7.97) 7 257 16 = 28784; one panel of 133120, no slab: 1064960.
 //  - an identity in between: steps on modes 1 and 3 are not adjacent: no fusion.
 //  - L = 1 for a step on mode 1 when mode 0 has size 1 (an identity(1)): no fusion.
 BOOST_AUTO_TEST_CASE(fusion_rules) {
@@ -559,16 +562,16 @@ BOOST_AUTO_TEST_CASE(fusion_rules) {
   {
     auto s = kronex::compile(kronex::kron(P, L256, L256).inverse(), std::array<std::size_t, 3>{2, 256, 256}, one_thread);
     BOOST_TEST((fused(s.plan()) == flags{false, true, false}));
-    BOOST_TEST(s.plan().workspace_bytes == 1048576u);
+    BOOST_TEST(s.plan().workspace_bytes == 1064960u);
     BOOST_TEST(s.plan().bytes() == 2.0 * 131072 * 8 + 2.0 * 131072 * 8);
     auto a = kronex::compile(kronex::kron(P, L256, L256), std::array<std::size_t, 3>{2, 256, 256}, one_thread);
     BOOST_TEST((fused(a.plan()) == flags{false, true, false}));
-    BOOST_TEST(a.plan().workspace_bytes == 2621440u);
+    BOOST_TEST(a.plan().workspace_bytes == 2654208u);
   }
   {
     auto s = kronex::compile(kronex::kron(P, L256, L257).inverse(), std::array<std::size_t, 3>{2, 256, 257}, one_thread);
     BOOST_TEST((fused(s.plan()) == flags{false, false, false}));
-    BOOST_TEST(s.plan().workspace_bytes == 1048576u);
+    BOOST_TEST(s.plan().workspace_bytes == 1064960u);
     BOOST_TEST(kronex::to_string(s.plan()).find("fused") == std::string::npos);
   }
   const auto M = kronex::gallery::bspline_mass<double>(6, 2);

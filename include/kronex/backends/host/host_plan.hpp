@@ -270,7 +270,8 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
   for (const host_step& s : bp.steps) {
     const step_base& st = step_info(s);
     if (!is_panel_step(s)) continue;
-    panel = std::max(panel, strips_per_panel<T>(st.view[1], st.view[0] * st.view[2], st.view[2]) * st.view[1] * C::V);
+    const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
+    panel = std::max(panel, panel_values<T>(n, R, strips_per_panel<T>(n, L * R, R)));
     out_panel = out_panel || std::holds_alternative<matvec_step>(s);
   }
   bp.panel_values = panel;
@@ -297,9 +298,9 @@ public:
   host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
       : m_shape(bp.desc.shape), m_desc(std::move(bp.desc)), m_steps(std::move(bp.steps)),
         m_slab_group(std::move(bp.slab_group)), m_panel_values(bp.panel_values), m_threads(bp.threads),
-        m_panel_stride(bp.panel_buffer_values()), m_slab_stride(bp.slab_buffer_values()) {
+        m_panel_stride(bp.panel_buffer_values()), m_slab_stride(bp.slab_buffer_values()),
+        m_streaming_min_bytes(host_streaming_min_bytes()) {
     check_vector_bytes_setting();
-    m_streaming_min_bytes = host_streaming_min_bytes();
     m_desc.factor_bytes = 0;
     for (std::size_t s = 0; s < m_steps.size(); ++s) {
       std::visit(overloaded{[&](copy_step&) { m_payload.push_back(0); },
@@ -633,7 +634,6 @@ private:
                       return panel;
                     },
                     ahead);
-                if (walk.stream) streaming_stores_done();
               });
             },
             [&](const gemm_step&) { run_gemm(); },
@@ -656,7 +656,6 @@ private:
                       return out;
                     },
                     ahead);
-                if (walk.stream) streaming_stores_done();
               });
             }},
         m_steps[s]);

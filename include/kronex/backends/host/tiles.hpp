@@ -13,6 +13,7 @@
 
 #include "../../core/target_clones.hpp"
 #include "block_transpose.hpp"
+#include "cache_aligned.hpp"
 #include "streaming_stores.hpp"
 
 namespace kronex::detail {
@@ -75,12 +76,30 @@ std::size_t strips_per_panel(std::size_t n, std::size_t lines, std::size_t R) {
   return std::clamp<std::size_t>(fit, 1, std::min<std::size_t>(64, needed));
 }
 
+// Values from one row to the next of a row-major panel of `strips` strips (R > 1): the strips
+// side by side, and when that is a multiple of 1 KB, one cache line more, so the rows are an odd
+// number of lines apart. Rows a multiple of 1 KB apart fall into at most four groups of L1 sets
+// (a page, 4 KB, apart: all in one), and the rows a substitution works on evict each other: in
+// cache, at 4 KB (32 strips) the kernel took 1.2-1.5x as long for p = 3 (double, float, complex)
+// and 1.5-1.9x for p = 7 on a Zen 3; at 2 KB, up to 1.1x for p = 7.
+template <class T>
+std::size_t panel_row_values(std::size_t strips) {
+  const std::size_t values = strips * strip_width<T>;
+  return values * sizeof(T) % 1024 == 0 ? values + cache_line_bytes / sizeof(T) : values;
+}
+
+// Values of one panel of `strips` strips for a mode of n entries and trailing size R.
+template <class T>
+std::size_t panel_values(std::size_t n, std::size_t R, std::size_t strips) {
+  return R > 1 ? n * panel_row_values<T>(strips) : strips * n * strip_width<T>;
+}
+
 template <class T>
 struct panel_walk {
   static constexpr std::size_t V = strip_width<T>;
   std::size_t L, n, R, S;  // tensor view (L, n, R); strips per panel
   // Scatter with streaming stores (streaming_stores.hpp) where a panel is row-major (R > 1);
-  // only for an output that is not the input. The caller then calls streaming_stores_done().
+  // only for an output that is not the input. run_panel fences them after each panel.
   bool stream = false;
 
   std::size_t lines() const { return L * R; }
@@ -132,8 +151,9 @@ struct panel_walk {
   template <bool to_panel>
   KRONEX_TARGET_CLONES void move_panel_rows(std::size_t m0, std::size_t strips, const T* src, T* dst, T* panel) const {
     const std::size_t count = std::min(m0 + strips * V, lines()) - m0, width = strips * V;
+    const std::size_t stride = panel_row_values<T>(strips);
     for (std::size_t i = 0; i < n; ++i) {
-      T* row = panel + i * width;
+      T* row = panel + i * stride;
       std::size_t l = m0 / R, r = m0 % R;  // line m = l R + r, walked without dividing
       for (std::size_t k = 0; k < count;) {
         const std::size_t run = std::min(count - k, R - r);
@@ -152,12 +172,14 @@ struct panel_walk {
   }
 
   // Where strip j of a panel of `strips` strips starts (j * gap) and how far apart its rows are
-  // (stride): row-major panels when R > 1 (move_panel_rows), separate n x V strips for the last
-  // mode (move_strip).
+  // (stride): row-major panels when R > 1 (move_panel_rows, panel_row_values), separate n x V
+  // strips for the last mode (move_strip).
   struct panel_layout {
     std::size_t stride, gap;
   };
-  panel_layout layout(std::size_t strips) const { return R > 1 ? panel_layout{strips * V, V} : panel_layout{V, n * V}; }
+  panel_layout layout(std::size_t strips) const {
+    return R > 1 ? panel_layout{panel_row_values<T>(strips), V} : panel_layout{V, n * V};
+  }
 
   // Gather (to_panel) or scatter the `strips` strips of the panel that starts at line m0.
   template <bool to_panel>
@@ -205,6 +227,7 @@ struct panel_walk {
     prefetch_stream next = k + 1 < panels() ? source(k + 1, src, dst) : prefetch_stream{};
     T* out = work(panel, strips, given ? *given : next);
     move_panel<false>(m0, strips, nullptr, dst, out);
+    if (stream) streaming_stores_done();
   }
 };
 
