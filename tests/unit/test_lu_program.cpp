@@ -254,6 +254,25 @@ BOOST_AUTO_TEST_CASE(large_periodic_band_is_folded) {
   BOOST_TEST(plan.find("folded") != std::string::npos, plan);
 }
 
+// Which programs the AVX2 kernels run as one chain with the row written last in registers
+// (row_program::one_chain_pays): narrow unfolded bands, where every update reads the row the
+// update before wrote; not folded periodic bands (in the fold's order that row is a source of
+// under half the updates) nor bands with more than 4 sources per update. Catches counts of
+// reading updates or sources that are off, which would pick the slower kernel (the results are
+// the same either way).
+BOOST_AUTO_TEST_CASE(one_chain_for_narrow_unfolded_bands) {
+  auto program = [](std::size_t n, int p, boundary bc) {
+    const auto M = kronex::gallery::bspline_mass<double>(n, p, bc);
+    return kronex::detail::solve_program(kronex::detail::factorize(kronex::make_view<double>(M), 0), kronex::op::none);
+  };
+  BOOST_TEST(program(256, 1, boundary::clamped).one_chain_pays());
+  BOOST_TEST(program(256, 3, boundary::clamped).one_chain_pays());
+  BOOST_TEST(program(64, 1, boundary::periodic).one_chain_pays());       // unfolded: two sources per row
+  BOOST_TEST(!program(256, 3, boundary::periodic).one_chain_pays());     // folded
+  BOOST_TEST(!program(256, 7, boundary::clamped).one_chain_pays());      // 7 sources per update
+  BOOST_TEST(!kronex::detail::row_program<double>{}.one_chain_pays());   // no updates
+}
+
 // The fill of a periodic factor decays geometrically away from the wrap; its entries below eps^2
 // of their row are dropped, so a periodic mass matrix at n = 256 leaves no subnormal coefficient
 // (which would cost a hundred cycles each on every line, float most of all) while its solves

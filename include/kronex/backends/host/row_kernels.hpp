@@ -99,11 +99,13 @@ struct strip_row {
   }
 };
 
-// Rows of the strip the solve kernel keeps in registers with B-byte vectors: the rows the last
-// `window_rows` operations wrote. With 32 vector registers (AVX-512) three rows of two chains
-// fit beside the accumulators; with 16 they would spill.
-template <std::size_t B>
-inline constexpr std::size_t window_rows = B == 64 ? max_recent_rows : 0;
+// Rows of the strip the solve kernel keeps in registers with B-byte vectors and K chains: the
+// rows the last `window_rows` operations wrote. With 32 vector registers (AVX-512) three rows of
+// two chains fit beside the accumulators. With 16 (AVX2) one row of one chain of real values
+// does (solve_chains); complex rows also need their permutes and sign vectors in registers.
+template <class T, std::size_t B, std::size_t K>
+inline constexpr std::size_t window_rows =
+    B == 64 ? max_recent_rows : B == 32 && K == 1 && !value_traits<T>::is_complex ? 1 : 0;
 
 // In place on K blocks of V columns of n rows: b on entry, op(A)^{-1} b on exit. Row i of
 // block k is at strip + k * gap + i * stride (stride >= V): K gathered strips (stride V, gap
@@ -126,7 +128,7 @@ void run_solve_program(const row_program<T>& p, T* const strip_at, const std::si
     T* const strip = strip_at;
     const std::size_t stride = row_stride, gap = block_gap;
     using row = strip_row<T, decltype(bytes)::value>;
-    constexpr std::size_t KW = window_rows<decltype(bytes)::value>;
+    constexpr std::size_t KW = window_rows<T, decltype(bytes)::value, K>;
     // window[KW - 1 - j]: the row the (j+1)-th last non-swap operation wrote (KW + 1: never an
     // empty array).
     row window[KW + 1][K] = {};
@@ -177,17 +179,28 @@ void run_solve_program(const row_program<T>& p, T* const strip_at, const std::si
   });
 }
 
-// The blocks run_solve_program takes at once (K) on panels and slabs, for every value type.
-inline constexpr std::size_t solve_chains = 2;
+// The blocks run_solve_program takes at once (K) on panels and slabs with B-byte vectors: two
+// chains, except for real values with 32-byte vectors (AVX2) when the program favours one chain
+// with the row written last in registers (row_program::one_chain_pays): 16 vector registers
+// hold that row or a second chain, not both. In cache, on a Zen 3, ns per value and mode for
+// double, two chains -> one: clamped p = 1, 3: 0.56 -> 0.46, 0.75 -> 0.66 (float 0.39 -> 0.34);
+// not chosen: periodic p = 3 (folded) 0.94 -> 1.03, clamped p = 7 1.42 -> 1.37 but whole solves
+// slower.
+template <class T, std::size_t B>
+std::size_t solve_chains(const row_program<T>& p) {
+  return B == 32 && !value_traits<T>::is_complex && p.one_chain_pays() ? 1 : 2;
+}
 
 // In place on `blocks` blocks of V columns (block j at base + j * gap, rows `stride` apart):
-// solve_chains blocks at a time, then the rest one by one.
+// solve_chains blocks at a time for the CPU's vectors, then the rest one by one.
 template <class T>
 void run_solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride, std::size_t gap,
                       prefetch_stream& ahead) {
-  constexpr std::size_t K = solve_chains;
+  std::size_t K = 2;
+  with_native_vectors([&](auto bytes) { K = solve_chains<T, decltype(bytes)::value>(p); });
   std::size_t j = 0;
-  for (; j + K <= blocks; j += K) run_solve_program<T, K>(p, base + j * gap, stride, gap, ahead);
+  if (K == 2)
+    for (; j + 2 <= blocks; j += 2) run_solve_program<T, 2>(p, base + j * gap, stride, gap, ahead);
   for (; j < blocks; ++j) run_solve_program<T, 1>(p, base + j * gap, stride, 0, ahead);
 }
 

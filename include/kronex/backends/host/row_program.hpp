@@ -56,6 +56,17 @@ struct row_program {
            src.size() * sizeof(index_t) + coef.size() * sizeof(T);
   }
 
+  // Whether a solve runs faster as one chain that holds the row written last in registers than
+  // as two chains that hold none (where registers allow only one of the two: solve_chains in
+  // row_kernels.hpp): when at least 3/4 of the updates read the row the update before wrote, and
+  // they have at most 4 sources on average. Bands up to p = 4 qualify (every update reads the
+  // row above); folded periodic bands do not (in the fold's order the row before is a source of
+  // 21-46 % of the updates for p <= 3), and neither do wider bands: there the second chain was
+  // worth more (whole solves, clamped p = 7: 4-7 % slower with one chain).
+  bool one_chain_pays() const {
+    return m_updates > 0 && 4 * m_reading_last >= 3 * m_updates && coef.size() <= 4 * m_updates;
+  }
+
   // Appends row[t] = scale * (row[t] - sum_e c_e row[j_e]), stored as
   // row[t] = scale * row[t] - sum_e (scale * c_e) row[j_e]: the scaling then happens off the
   // dependency chain. Entries are ordered so the row written most recently comes last: each
@@ -87,6 +98,8 @@ struct row_program {
     o.scale = scale;
     ops.push_back(o);
     m_last_write[target] = ops.size();
+    ++m_updates;
+    if (o.recent > 0) ++m_reading_last;
   }
   void add_swap(index_t a, index_t b) {
     if (m_last_write.size() < n) m_last_write.assign(n, 0);
@@ -100,6 +113,8 @@ struct row_program {
 
 private:
   std::vector<std::size_t> m_last_write;  // per row: 1 + index of the op that last wrote it
+  std::size_t m_updates = 0;              // update ops (not swaps)
+  std::size_t m_reading_last = 0;         // update ops whose last source the op before wrote
 };
 
 // Columns of a row-stored triangle, so transposed solves can run as row updates too.
