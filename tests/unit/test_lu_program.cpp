@@ -254,23 +254,51 @@ BOOST_AUTO_TEST_CASE(large_periodic_band_is_folded) {
   BOOST_TEST(plan.find("folded") != std::string::npos, plan);
 }
 
-// Which programs the AVX2 kernels run as one chain with the row written last in registers
-// (row_program::one_chain_pays): narrow unfolded bands, where every update reads the row the
-// update before wrote; not folded periodic bands (in the fold's order that row is a source of
-// under half the updates) nor bands with more than 4 sources per update. Catches counts of
-// reading updates or sources that are off, which would pick the slower kernel (the results are
-// the same either way).
-BOOST_AUTO_TEST_CASE(one_chain_for_narrow_unfolded_bands) {
+// Which programs the AVX2 kernels run as one chain with the rows written last in registers
+// (row_program::one_chain_pays): unfolded bands, where every update reads the row the update
+// before wrote; not folded periodic bands (in the fold's order that row is a source of under half
+// the updates, or they have about 2p sources each). Catches counts of reading updates or sources
+// that are off, which would pick the slower kernel (the results are the same either way).
+BOOST_AUTO_TEST_CASE(one_chain_for_unfolded_bands) {
   auto program = [](std::size_t n, int p, boundary bc) {
     const auto M = kronex::gallery::bspline_mass<double>(n, p, bc);
     return kronex::detail::solve_program(kronex::detail::factorize(kronex::make_view<double>(M), 0), kronex::op::none);
   };
   BOOST_TEST(program(256, 1, boundary::clamped).one_chain_pays());
   BOOST_TEST(program(256, 3, boundary::clamped).one_chain_pays());
+  BOOST_TEST(program(256, 7, boundary::clamped).one_chain_pays());
   BOOST_TEST(program(64, 1, boundary::periodic).one_chain_pays());       // unfolded: two sources per row
   BOOST_TEST(!program(256, 3, boundary::periodic).one_chain_pays());     // folded
-  BOOST_TEST(!program(256, 7, boundary::clamped).one_chain_pays());      // 7 sources per update
+  BOOST_TEST(!program(256, 7, boundary::periodic).one_chain_pays());     // folded, about 14 sources
   BOOST_TEST(!kronex::detail::row_program<double>{}.one_chain_pays());   // no updates
+}
+
+// The register window a solve kernel takes for a program (row_program::recent_rows): the most
+// rows written just before an update that it reads, at most three. A band of half-width p reads
+// min(p, 3) of them, transposed or not; a row last written by a swap is not one. Catches a count
+// that is off: too small a window reloads rows the kernel could hold, too large a one spends
+// register moves on every operation (the results are the same either way).
+BOOST_AUTO_TEST_CASE(register_window_follows_the_band) {
+  auto program = [](std::size_t n, int p, boundary bc, op o) {
+    const auto M = kronex::gallery::bspline_mass<double>(n, p, bc);
+    return kronex::detail::solve_program(kronex::detail::factorize(kronex::make_view<double>(M), 0), o);
+  };
+  for (op o : {op::none, op::transpose}) {
+    BOOST_TEST(program(256, 1, boundary::clamped, o).recent_rows() == 1u);
+    BOOST_TEST(program(256, 2, boundary::clamped, o).recent_rows() == 2u);
+    BOOST_TEST(program(256, 3, boundary::clamped, o).recent_rows() == 3u);
+    BOOST_TEST(program(256, 7, boundary::clamped, o).recent_rows() == 3u);
+    BOOST_TEST(program(64, 1, boundary::periodic, o).recent_rows() == 1u);  // unfolded: row 0 is no recent source
+  }
+  BOOST_TEST(kronex::detail::row_program<double>{}.recent_rows() == 0u);
+  kronex::detail::row_program<double> p;
+  p.n = 4;
+  p.add_update(0, {}, false, true, 2.0);
+  p.add_update(1, {{0, 0.5}}, false, false, 1.0);  // reads the row just written
+  p.add_swap(1, 2);
+  p.add_update(3, {{2, 0.25}, {1, 0.75}}, false, false, 1.0);  // rows 2 and 1 last written by the swap
+  BOOST_TEST(p.ops.back().recent == 0u);
+  BOOST_TEST(p.recent_rows() == 1u);
 }
 
 // The fill of a periodic factor decays geometrically away from the wrap; its entries below eps^2

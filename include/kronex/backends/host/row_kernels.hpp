@@ -32,6 +32,10 @@ struct strip_row {
   typedef R unaligned_vec __attribute__((vector_size(B), aligned(alignof(R)), may_alias));
   vec v[N];
 
+  // Vector k of the row at p.
+  static void load_vector(const T* p, std::size_t k, vec& out) { out = reinterpret_cast<const unaligned_vec*>(p)[k]; }
+  static void store_vector(T* p, std::size_t k, const vec& x) { reinterpret_cast<unaligned_vec*>(p)[k] = x; }
+
   static strip_row load(const T* p) {
     strip_row r;
     for (std::size_t k = 0; k < N; ++k) r.v[k] = reinterpret_cast<const unaligned_vec*>(p)[k];
@@ -99,13 +103,94 @@ struct strip_row {
   }
 };
 
-// Rows of the strip the solve kernel keeps in registers with B-byte vectors and K chains: the
-// rows the last `window_rows` operations wrote. With 32 vector registers (AVX-512) three rows of
-// two chains fit beside the accumulators. With 16 (AVX2) one row of one chain of real values
-// does (solve_chains); complex rows also need their permutes and sign vectors in registers.
+// The most rows of the strip the solve kernel keeps in registers with B-byte vectors and K
+// chains: the rows the last few operations wrote. A row of K chains is 128 K / B vectors: with 32
+// vector registers (AVX-512), three rows of two chains (4 vectors each) fit beside the
+// accumulators; with 16 (AVX2), three rows of one chain of real values do (12 vectors and 4
+// accumulators; solve_chains). Complex rows also need their permutes and sign vectors.
 template <class T, std::size_t B, std::size_t K>
 inline constexpr std::size_t window_rows =
-    B == 64 ? max_recent_rows : B == 32 && K == 1 && !value_traits<T>::is_complex ? 1 : 0;
+    B == 64 || (B == 32 && K == 1 && !value_traits<T>::is_complex) ? max_recent_rows : 0;
+
+// run_solve_program with B-byte vectors, K chains and the rows the last KW operations wrote in
+// registers. Rows are flat arrays of vectors (K chains of N each), never strip_row objects: GCC
+// kept a window of three strip_rows partly on the stack, and the kernel took twice as long. Each
+// chain's source row is loaded whole before its multiply-adds: complex rows ran 5-15 % slower
+// when each vector was loaded just before its own, or both chains' rows at once.
+template <class T, std::size_t B, std::size_t K, std::size_t KW>
+void solve_with_window(const row_program<T>& p, T* const strip, const std::size_t stride, const std::size_t gap,
+                       prefetch_stream& ahead) {
+  using row = strip_row<T, B>;
+  using vec = typename row::vec;
+  using factor = typename row::factor;
+  constexpr std::size_t N = row::N, NK = N * K;
+  const auto load = [&](const T* r, vec(&out)[NK]) {
+    for (std::size_t k = 0; k < K; ++k)
+      for (std::size_t j = 0; j < N; ++j) row::load_vector(r + k * gap, j, out[k * N + j]);
+  };
+  const auto store = [&](T* r, const vec(&in)[NK]) {
+    for (std::size_t k = 0; k < K; ++k)
+      for (std::size_t j = 0; j < N; ++j) row::store_vector(r + k * gap, j, in[k * N + j]);
+  };
+  // window[KW - 1 - j]: the row the (j+1)-th last non-swap operation wrote (KW + 1: never an
+  // empty array).
+  vec window[KW + 1][NK] = {};
+  const index_t* src = p.src.data();
+  const T* coef = p.coef.data();
+  prefetch_stream next = ahead;  // a local copy stays in registers (strip writes may alias it)
+  for (const auto& o : p.ops) {
+    for (std::size_t k = 0; k < K; ++k) next.next();
+    T* r = strip + std::size_t(o.target) * stride;
+    if (o.swap) {  // all loaded before any is stored: right for a row swapped with itself too
+      T* other = strip + std::size_t(o.other) * stride;
+      vec a[NK], b[NK];
+      load(r, a);
+      load(other, b);
+      store(r, b);
+      store(other, a);
+      continue;
+    }
+    const std::size_t m = std::min<std::size_t>(o.recent, KW);  // sources in the window
+    vec acc[NK];
+    load(r, acc);
+    if (o.scaled) {
+      const factor f(o.scale);
+      for (std::size_t v = 0; v < NK; ++v) row::product(f, vec(acc[v]), acc[v]);
+    }
+    for (index_t e = o.begin; e < o.end - index_t(m); ++e) {
+      const factor f(coef[e]);
+      const T* s = strip + std::size_t(src[e]) * stride;
+      for (std::size_t k = 0; k < K; ++k) {
+        vec x[N], t;
+        for (std::size_t j = 0; j < N; ++j) row::load_vector(s + k * gap, j, x[j]);
+        for (std::size_t j = 0; j < N; ++j) row::product(f, x[j], t), acc[k * N + j] -= t;
+      }
+    }
+    if constexpr (KW > 0) {
+      // The register sources, with M fixed at compile time so the window stays in registers.
+      const auto from_window = [&](auto count) {
+        constexpr std::size_t M = decltype(count)::value;
+        for (std::size_t q = 0; q < M; ++q) {
+          const factor f(coef[o.end - index_t(M - q)]);
+          vec t;
+          for (std::size_t v = 0; v < NK; ++v) row::product(f, window[KW - M + q][v], t), acc[v] -= t;
+        }
+      };
+      static_assert(KW <= 3, "from_window cases");
+      switch (m) {
+        case 1: from_window(std::integral_constant<std::size_t, 1>{}); break;
+        case 2: from_window(std::integral_constant<std::size_t, std::min<std::size_t>(2, KW)>{}); break;
+        case 3: from_window(std::integral_constant<std::size_t, std::min<std::size_t>(3, KW)>{}); break;
+        default: break;
+      }
+      for (std::size_t j = 0; j + 1 < KW; ++j)
+        for (std::size_t v = 0; v < NK; ++v) window[j][v] = window[j + 1][v];
+      for (std::size_t v = 0; v < NK; ++v) window[KW - 1][v] = acc[v];
+    }
+    store(r, acc);
+  }
+  ahead = next;
+}
 
 // In place on K blocks of V columns of n rows: b on entry, op(A)^{-1} b on exit. Row i of
 // block k is at strip + k * gap + i * stride (stride >= V): K gathered strips (stride V, gap
@@ -113,79 +198,43 @@ inline constexpr std::size_t window_rows =
 // dependent row updates (each waits for the last multiply-add of the row written before it and
 // that row's store), so latency bounds it: K = 2 blocks are two independent chains in flight,
 // nearly twice the work per step of the chain. The accumulators live in registers, and so do
-// the rows the last few operations wrote (window_rows): in a band, an operation's last sources
-// are exactly those rows (entries come oldest write first; row_op::recent counts them), which
-// then come from registers instead of a store and a reload. The operations run in the same order
+// the rows the last few operations wrote, as many as the program's updates read (at most
+// window_rows): in a band, an operation's last sources are exactly those rows (entries come
+// oldest write first; row_op::recent counts them), which then come from registers instead of a
+// store and a reload. A window larger than the program reads only costs register moves (p = 1
+// ran 2-6 % slower with three rows than with one). The operations run in the same order
 // either way, so the bits of the result do not depend on the window.
 // Each operation also prefetches K lines of `ahead` (tiles.hpp): the loads are free.
 template <class T, std::size_t K = 1>
-void run_solve_program(const row_program<T>& p, T* const strip_at, const std::size_t row_stride,
-                       const std::size_t block_gap, prefetch_stream& ahead) {
+void run_solve_program(const row_program<T>& p, T* const strip, const std::size_t stride, const std::size_t gap,
+                       prefetch_stream& ahead) {
   with_native_vectors([&](auto bytes) {
-    // Locals, not the captured references: after every store through a strip row's may_alias
-    // vectors the compiler would reload those from the caller's frame, a chain of two loads at
-    // the head of each operation, which held the kernel back on an AVX2 CPU.
-    T* const strip = strip_at;
-    const std::size_t stride = row_stride, gap = block_gap;
-    using row = strip_row<T, decltype(bytes)::value>;
-    constexpr std::size_t KW = window_rows<T, decltype(bytes)::value, K>;
-    // window[KW - 1 - j]: the row the (j+1)-th last non-swap operation wrote (KW + 1: never an
-    // empty array).
-    row window[KW + 1][K] = {};
-    const index_t* src = p.src.data();
-    const T* coef = p.coef.data();
-    prefetch_stream next = ahead;  // a local copy stays in registers (strip writes may alias it)
-    for (const auto& o : p.ops) {
-      for (std::size_t k = 0; k < K; ++k) next.next();
-      T* r = strip + std::size_t(o.target) * stride;
-      T* other = strip + std::size_t(o.other) * stride;
-      if (o.swap) {  // all loaded before any is stored: right for a row swapped with itself too
-        row a[K], b[K];
-        for (std::size_t k = 0; k < K; ++k) a[k] = row::load(r + k * gap), b[k] = row::load(other + k * gap);
-        for (std::size_t k = 0; k < K; ++k) b[k].store(r + k * gap), a[k].store(other + k * gap);
-        continue;
+    constexpr std::size_t B = decltype(bytes)::value, most = window_rows<T, B, K>;
+    // Arguments by value: the kernel's locals. After every store through a strip row's may_alias
+    // vectors the compiler would reload captured references from the caller's frame, a chain of
+    // two loads at the head of each operation, which held the kernel back on an AVX2 CPU.
+    // One copy of the kernel per window size (each is inlined here: no duplicates).
+    static_assert(most == 0 || most == 3, "window sizes");
+    if constexpr (most == 0) {
+      solve_with_window<T, B, K, 0>(p, strip, stride, gap, ahead);
+    } else {
+      switch (std::min(most, p.recent_rows())) {
+        case 0: solve_with_window<T, B, K, 0>(p, strip, stride, gap, ahead); break;
+        case 1: solve_with_window<T, B, K, 1>(p, strip, stride, gap, ahead); break;
+        case 2: solve_with_window<T, B, K, 2>(p, strip, stride, gap, ahead); break;
+        default: solve_with_window<T, B, K, 3>(p, strip, stride, gap, ahead); break;
       }
-      const std::size_t m = std::min<std::size_t>(o.recent, KW);  // sources in the window
-      row acc[K];
-      for (std::size_t k = 0; k < K; ++k) acc[k] = row::load(r + k * gap);
-      if (o.scaled)
-        for (std::size_t k = 0; k < K; ++k) acc[k].scale(o.scale);
-      for (index_t e = o.begin; e < o.end - index_t(m); ++e) {
-        const T c = coef[e];
-        const T* s = strip + std::size_t(src[e]) * stride;
-        for (std::size_t k = 0; k < K; ++k) acc[k].sub_scaled(c, row::load(s + k * gap));
-      }
-      if constexpr (KW > 0) {
-        // The register sources, with M fixed at compile time so the window stays in registers.
-        const auto from_window = [&](auto count) {
-          constexpr std::size_t M = decltype(count)::value;
-          for (std::size_t j = 0; j < M; ++j)
-            for (std::size_t k = 0; k < K; ++k) acc[k].sub_scaled(coef[o.end - index_t(M - j)], window[KW - M + j][k]);
-        };
-        static_assert(KW <= 3, "from_window cases");
-        switch (m) {
-          case 1: from_window(std::integral_constant<std::size_t, 1>{}); break;
-          case 2: from_window(std::integral_constant<std::size_t, std::min<std::size_t>(2, KW)>{}); break;
-          case 3: from_window(std::integral_constant<std::size_t, std::min<std::size_t>(3, KW)>{}); break;
-          default: break;
-        }
-        for (std::size_t j = 0; j + 1 < KW; ++j)
-          for (std::size_t k = 0; k < K; ++k) window[j][k] = window[j + 1][k];
-        for (std::size_t k = 0; k < K; ++k) window[KW - 1][k] = acc[k];
-      }
-      for (std::size_t k = 0; k < K; ++k) acc[k].store(r + k * gap);
     }
-    ahead = next;
   });
 }
 
 // The blocks run_solve_program takes at once (K) on panels and slabs with B-byte vectors: two
 // chains, except for real values with 32-byte vectors (AVX2) when the program favours one chain
-// with the row written last in registers (row_program::one_chain_pays): 16 vector registers
-// hold that row or a second chain, not both. In cache, on a Zen 3, ns per value and mode for
-// double, two chains -> one: clamped p = 1, 3: 0.56 -> 0.46, 0.75 -> 0.66 (float 0.39 -> 0.34);
-// not chosen: periodic p = 3 (folded) 0.94 -> 1.03, clamped p = 7 1.42 -> 1.37 but whole solves
-// slower.
+// with the rows written last in registers (row_program::one_chain_pays): 16 vector registers
+// hold a window of three rows or a second chain, not both. In cache on a Zen 3 (n = 256, ns per
+// value and mode), two chains -> one chain with a window: double clamped p = 1, 3: 0.81 -> 0.67,
+// 1.11 -> 0.80; float clamped p = 3: 0.37 -> 0.32. Complex values need registers for their
+// permutes: with one chain and a window of 1 to 3 rows they ran up to 15 % slower.
 template <class T, std::size_t B>
 std::size_t solve_chains(const row_program<T>& p) {
   return B == 32 && !value_traits<T>::is_complex && p.one_chain_pays() ? 1 : 2;

@@ -56,15 +56,21 @@ struct row_program {
            src.size() * sizeof(index_t) + coef.size() * sizeof(T);
   }
 
-  // Whether a solve runs faster as one chain that holds the row written last in registers than
+  // The most rows written just before an update that it reads (row_op::recent, at most
+  // max_recent_rows): the register window a solve kernel needs for this program (row_kernels.hpp).
+  // A band of half-width p reads min(p, 3) such rows; a wider window would only cost moves.
+  std::size_t recent_rows() const { return m_recent_rows; }
+
+  // Whether a solve runs faster as one chain that holds the rows written last in registers than
   // as two chains that hold none (where registers allow only one of the two: solve_chains in
   // row_kernels.hpp): when at least 3/4 of the updates read the row the update before wrote, and
-  // they have at most 4 sources on average. Bands up to p = 4 qualify (every update reads the
-  // row above); folded periodic bands do not (in the fold's order the row before is a source of
-  // 21-46 % of the updates for p <= 3), and neither do wider bands: there the second chain was
-  // worth more (whole solves, clamped p = 7: 4-7 % slower with one chain).
+  // they have at most 8 sources on average. Unfolded bands up to p = 8 qualify (every update
+  // reads the rows above); folded periodic bands do not: in the fold's order the row before is a
+  // source of 21-46 % of the updates for p <= 3, and above that they have about 2p sources. In
+  // cache one chain was faster for those too, but not in whole solves (256^3 double, one chain
+  // against two: periodic p = 3 13 % slower, p = 7 2-9 %; clamped p = 5 and 7 0-5 % faster).
   bool one_chain_pays() const {
-    return m_updates > 0 && 4 * m_reading_last >= 3 * m_updates && coef.size() <= 4 * m_updates;
+    return m_updates > 0 && 4 * m_reading_last >= 3 * m_updates && coef.size() <= 8 * m_updates;
   }
 
   // Appends row[t] = scale * (row[t] - sum_e c_e row[j_e]), stored as
@@ -100,6 +106,7 @@ struct row_program {
     m_last_write[target] = ops.size();
     ++m_updates;
     if (o.recent > 0) ++m_reading_last;
+    m_recent_rows = std::max<std::size_t>(m_recent_rows, o.recent);
   }
   void add_swap(index_t a, index_t b) {
     if (m_last_write.size() < n) m_last_write.assign(n, 0);
@@ -115,6 +122,7 @@ private:
   std::vector<std::size_t> m_last_write;  // per row: 1 + index of the op that last wrote it
   std::size_t m_updates = 0;              // update ops (not swaps)
   std::size_t m_reading_last = 0;         // update ops whose last source the op before wrote
+  std::size_t m_recent_rows = 0;          // the largest row_op::recent
 };
 
 // Columns of a row-stored triangle, so transposed solves can run as row updates too.
