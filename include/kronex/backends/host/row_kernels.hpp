@@ -86,20 +86,11 @@ struct strip_row {
     }
   }
 
-  void scale(T c) {
-    const factor f(c);
-    for (std::size_t k = 0; k < N; ++k) product(f, vec(v[k]), v[k]);
-  }
-  // this += c * s, this -= c * s
+  // this += c * s (apply programs; the solve kernel works on flat vector arrays)
   void add_scaled(T c, const strip_row& s) {
     const factor f(c);
     vec t;
     for (std::size_t k = 0; k < N; ++k) product(f, s.v[k], t), v[k] += t;
-  }
-  void sub_scaled(T c, const strip_row& s) {
-    const factor f(c);
-    vec t;
-    for (std::size_t k = 0; k < N; ++k) product(f, s.v[k], t), v[k] -= t;
   }
 };
 
