@@ -12,6 +12,7 @@
 #include <complex>
 #include <limits>
 #include <cstddef>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -32,6 +33,7 @@ namespace {
 using kronex::boundary;
 using kronex::op;
 using value_types = std::tuple<float, double, std::complex<float>, std::complex<double>>;
+using real_types = std::tuple<float, double>;
 
 struct band_spec {
   std::size_t n, kl, ku;
@@ -271,6 +273,75 @@ BOOST_AUTO_TEST_CASE(one_chain_for_unfolded_bands) {
   BOOST_TEST(!program(256, 3, boundary::periodic).one_chain_pays());     // folded
   BOOST_TEST(!program(256, 7, boundary::periodic).one_chain_pays());     // folded, about 14 sources
   BOOST_TEST(!kronex::detail::row_program<double>{}.one_chain_pays());   // no updates
+}
+
+// Band runs (row_program::find_band_runs): in the solve program of an unfolded band of half-width
+// p <= 3 without pivoting, each sweep after its first operations: for N, L (step +1, unscaled)
+// then U (step -1, scaled); transposed, U^T (+1, scaled) then L^T (-1, unscaled). Wider bands
+// and folded ones have none, nor do runs shorter than min_band_run. Catches a detector that
+// misses runs (the band kernel never runs) or splits them.
+BOOST_AUTO_TEST_CASE(band_runs_cover_unfolded_bands) {
+  auto program = [](std::size_t n, int p, boundary bc, op o) {
+    const auto M = kronex::gallery::bspline_mass<double>(n, p, bc);
+    return kronex::detail::solve_program(kronex::detail::factorize(kronex::make_view<double>(M), 0), o);
+  };
+  for (int p : {1, 2, 3}) {
+    for (op o : {op::none, op::transpose}) {
+      const auto prog = program(64, p, boundary::clamped, o);
+      BOOST_TEST_CONTEXT("p=" << p << " " << kronex::trans_letter(o)) {
+        BOOST_TEST_REQUIRE(prog.band_runs.size() == 2u);
+        std::size_t in_runs = 0;
+        for (const auto& run : prog.band_runs) {
+          BOOST_TEST(run.width == std::size_t(p));
+          in_runs += run.last - run.first;
+        }
+        BOOST_TEST(prog.band_runs[0].step == 1);
+        BOOST_TEST(prog.band_runs[1].step == -1);
+        BOOST_TEST(prog.band_runs[0].scaled == (o == op::transpose));  // U^T first when transposed
+        BOOST_TEST(prog.band_runs[1].scaled == (o == op::none));
+        BOOST_TEST(prog.ops.size() - in_runs <= std::size_t(2 * p));  // only each sweep's first p
+        BOOST_TEST(prog.runs_in_bands());
+      }
+    }
+  }
+  BOOST_TEST(!program(64, 5, boundary::clamped, op::none).runs_in_bands());    // 5 sources per update
+  BOOST_TEST(!program(256, 3, boundary::periodic, op::none).runs_in_bands());  // folded
+  BOOST_TEST(program(8, 3, boundary::clamped, op::none).band_runs.empty());    // sweeps of 7 and 8 operations
+}
+
+// The band kernel runs band runs with the general kernel's arithmetic in the same order, so its
+// bits are those of the general kernel on the same program with the runs removed: clamped
+// p = 1, 2, 3, N and T, run lengths of every remainder modulo the width, three blocks side by
+// side in a padded panel (as the host plans lay them out). Catches a coefficient paired with the
+// wrong row, a window preloaded from the wrong rows, a wrong remainder after the unrolled loop,
+// a wrong step, and a scaled update fused into a different rounding.
+BOOST_AUTO_TEST_CASE_TEMPLATE(band_kernel_matches_the_general_kernel, T, real_types) {
+  constexpr std::size_t V = kronex::detail::strip_width<T>, blocks = 3, stride = blocks * V + 8;
+  bool ran = false;
+  for (std::size_t n : {20, 21, 22, 64}) {
+    for (int p : {1, 2, 3}) {
+      for (op o : {op::none, op::transpose}) {
+        const auto M = kronex::gallery::bspline_mass<T>(n, p, boundary::clamped);
+        const auto prog = kronex::detail::solve_program(kronex::detail::factorize(kronex::make_view<T>(M), 0), o);
+        BOOST_TEST_CONTEXT("n=" << n << " p=" << p << " " << kronex::trans_letter(o)) {
+          BOOST_TEST_REQUIRE(prog.runs_in_bands());
+          auto general = prog;
+          general.band_runs.clear();
+          ran = ran || kronex::detail::runs_band_kernel(prog);
+          BOOST_TEST(!kronex::detail::runs_band_kernel(general));
+          std::vector<T> x(n * stride);
+          for (auto& v : x) v = kronex_test::random_value<T>();
+          std::vector<T> y = x;
+          kronex::detail::prefetch_stream none;
+          kronex::detail::run_solve_blocks(prog, x.data(), blocks, stride, V, none);
+          kronex::detail::run_solve_blocks(general, y.data(), blocks, stride, V, none);
+          BOOST_TEST(std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0,
+                     "the bits differ; relative difference " << kronex_test::rel_error(x, y));
+        }
+      }
+    }
+  }
+  if (!ran) BOOST_TEST_MESSAGE("this CPU runs no band kernel (it has one for AVX2): both sides ran the general one");
 }
 
 // The register window a solve kernel takes for a program (row_program::recent_rows): the most

@@ -8,6 +8,8 @@
 //       swap:    row[a] <-> row[b]
 //       update:  row[t] = scale * row[t] - sum_e coef[e] * row[src[e]]   (coef already scaled)
 //   apply program (out of place): out[i] = sum_e coef[e] * in[src[e]] over row i's entries.
+// A solve program also lists its band runs (band_run): stretches of operations that a kernel
+// without per-operation bookkeeping can run, as each sweep of an unfolded narrow band is.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +38,23 @@ struct row_op {
 
 inline constexpr std::size_t max_recent_rows = 3;
 
+// A run of update operations that a band kernel runs with no per-operation bookkeeping
+// (row_kernels.hpp): every operation has exactly `width` sources (1 to max_recent_rows), all of
+// them rows the `width` operations just before it wrote (row_op::recent == width), the same
+// scaling (all scaled or none), and a target one row after the last one's in the same direction
+// (step +1 or -1). Its coefficients are then contiguous, `width` per operation, and its rows one
+// stride apart. In the solve program of an unfolded band without pivoting, each sweep (L, then U)
+// is such a run after its first `width` operations.
+struct band_run {
+  std::size_t first = 0, last = 0;  // operations [first, last)
+  std::size_t width = 0;
+  long step = 0;
+  bool scaled = false;
+};
+
+// Shorter runs are left to the general kernel.
+inline constexpr std::size_t min_band_run = 8;
+
 template <class T>
 struct row_program {
   std::size_t n = 0;
@@ -43,6 +62,7 @@ struct row_program {
   std::vector<index_t> row_ptr;    // apply programs: row i's entries are [row_ptr[i], row_ptr[i+1])
   std::vector<index_t> src;
   std::vector<T> coef;
+  std::vector<band_run> band_runs;  // solve programs, found by find_band_runs (in order)
 
   // Per line: multiply-adds and plain multiplies (row scalings), for flop counts in plans.
   std::size_t madds() const { return coef.size(); }
@@ -71,6 +91,37 @@ struct row_program {
   // against two: periodic p = 3 13 % slower, p = 7 2-9 %; clamped p = 5 and 7 0-5 % faster).
   bool one_chain_pays() const {
     return m_updates > 0 && 4 * m_reading_last >= 3 * m_updates && coef.size() <= 8 * m_updates;
+  }
+
+  // Whether most operations (3/4) lie in band runs: the kernels then run the runs as bands and
+  // the rest with the general kernel.
+  bool runs_in_bands() const {
+    std::size_t in_runs = 0;
+    for (const auto& r : band_runs) in_runs += r.last - r.first;
+    return in_runs > 0 && 4 * in_runs >= 3 * ops.size();
+  }
+
+  // Fills band_runs: the maximal runs of at least min_band_run operations (band_run says which).
+  void find_band_runs() {
+    band_runs.clear();
+    const auto width = [&](const row_op<T>& o) { return std::size_t(o.end - o.begin); };
+    const auto opens = [&](const row_op<T>& o) {
+      return !o.swap && width(o) >= 1 && width(o) <= max_recent_rows && o.recent == width(o);
+    };
+    for (std::size_t k = 0; k + 1 < ops.size();) {
+      const row_op<T>& o = ops[k];
+      const long step = long(ops[k + 1].target) - long(o.target);
+      if (!opens(o) || (step != 1 && step != -1)) {
+        ++k;
+        continue;
+      }
+      std::size_t e = k + 1;
+      while (e < ops.size() && opens(ops[e]) && width(ops[e]) == width(o) && ops[e].scaled == o.scaled &&
+             long(ops[e].target) - long(ops[e - 1].target) == step)
+        ++e;
+      if (e - k >= min_band_run) band_runs.push_back({k, e, width(o), step, o.scaled});
+      k = e;
+    }
   }
 
   // Appends row[t] = scale * (row[t] - sum_e c_e row[j_e]), stored as
@@ -160,6 +211,7 @@ row_program<T> solve_program(const lu_factors<T>& lu, op o) {
       const T d = conj ? conj_if_complex(lu.diag[i]) : lu.diag[i];
       p.add_update(row(i), rows_of(lu.upper[i]), conj, true, T(1) / d);
     }
+    p.find_band_runs();
     return p;
   }
   const auto ut = transpose_rows(lu.upper);  // row i of U^T: entries U(j, i), j < i
@@ -170,6 +222,7 @@ row_program<T> solve_program(const lu_factors<T>& lu, op o) {
   }
   for (index_t i = n; i-- > 0;) p.add_update(row(i), rows_of(lt[i]), conj, false, T(1));
   for (auto it = lu.swaps.rbegin(); it != lu.swaps.rend(); ++it) p.add_swap(row(it->first), row(it->second));
+  p.find_band_runs();
   return p;
 }
 
