@@ -311,32 +311,44 @@ BOOST_AUTO_TEST_CASE(band_runs_cover_unfolded_bands) {
 
 // The band kernel runs band runs with the general kernel's arithmetic in the same order, so its
 // bits are those of the general kernel on the same program with the runs removed: clamped
-// p = 1, 2, 3, N and T, run lengths of every remainder modulo the width, three blocks side by
-// side in a padded panel (as the host plans lay them out). Catches a coefficient paired with the
-// wrong row, a window preloaded from the wrong rows, a wrong remainder after the unrolled loop,
-// a wrong step, and a scaled update fused into a different rounding.
+// p = 1, 2, 3, N and T, run lengths of every remainder modulo the width, and the three layouts
+// the host plans use: blocks side by side in padded rows (panels), side by side in rows 1 KB
+// apart (slabs; taken across the blocks, operation by operation) and separate strips (the last
+// mode). Catches a coefficient paired with the wrong row, a window preloaded from the wrong rows,
+// a wrong remainder after the unrolled loop, a wrong step or block address, and a scaled update
+// fused into a different rounding.
 BOOST_AUTO_TEST_CASE_TEMPLATE(band_kernel_matches_the_general_kernel, T, real_types) {
-  constexpr std::size_t V = kronex::detail::strip_width<T>, blocks = 3, stride = blocks * V + 8;
+  constexpr std::size_t V = kronex::detail::strip_width<T>;
+  struct layout {
+    std::size_t blocks, stride, gap;  // gap 0: separate n x V strips
+  };
+  const layout layouts[] = {{3, 3 * V + 8, V}, {1024 / (V * sizeof(T)), 1024 / sizeof(T), V}, {2, V, 0}};
+  BOOST_TEST(!kronex::detail::band_rows_across<T>(layouts[0].blocks, layouts[0].stride, layouts[0].gap));
+  BOOST_TEST(kronex::detail::band_rows_across<T>(layouts[1].blocks, layouts[1].stride, layouts[1].gap));
   bool ran = false;
   for (std::size_t n : {20, 21, 22, 64}) {
     for (int p : {1, 2, 3}) {
       for (op o : {op::none, op::transpose}) {
         const auto M = kronex::gallery::bspline_mass<T>(n, p, boundary::clamped);
         const auto prog = kronex::detail::solve_program(kronex::detail::factorize(kronex::make_view<T>(M), 0), o);
-        BOOST_TEST_CONTEXT("n=" << n << " p=" << p << " " << kronex::trans_letter(o)) {
-          BOOST_TEST_REQUIRE(prog.runs_in_bands());
-          auto general = prog;
-          general.band_runs.clear();
-          ran = ran || kronex::detail::runs_band_kernel(prog);
-          BOOST_TEST(!kronex::detail::runs_band_kernel(general));
-          std::vector<T> x(n * stride);
-          for (auto& v : x) v = kronex_test::random_value<T>();
-          std::vector<T> y = x;
-          kronex::detail::prefetch_stream none;
-          kronex::detail::run_solve_blocks(prog, x.data(), blocks, stride, V, none);
-          kronex::detail::run_solve_blocks(general, y.data(), blocks, stride, V, none);
-          BOOST_TEST(std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0,
-                     "the bits differ; relative difference " << kronex_test::rel_error(x, y));
+        BOOST_TEST_REQUIRE(prog.runs_in_bands());
+        auto general = prog;
+        general.band_runs.clear();
+        ran = ran || kronex::detail::runs_band_kernel(prog);
+        BOOST_TEST(!kronex::detail::runs_band_kernel(general));
+        for (const layout& l : layouts) {
+          BOOST_TEST_CONTEXT("n=" << n << " p=" << p << " " << kronex::trans_letter(o) << " blocks=" << l.blocks
+                                  << " stride=" << l.stride << " gap=" << l.gap) {
+            const std::size_t gap = l.gap > 0 ? l.gap : n * V;
+            std::vector<T> x((l.blocks - 1) * gap + (n - 1) * l.stride + V);
+            for (auto& v : x) v = kronex_test::random_value<T>();
+            std::vector<T> y = x;
+            kronex::detail::prefetch_stream none;
+            kronex::detail::run_solve_blocks(prog, x.data(), l.blocks, l.stride, gap, none);
+            kronex::detail::run_solve_blocks(general, y.data(), l.blocks, l.stride, gap, none);
+            BOOST_TEST(std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0,
+                       "the bits differ; relative difference " << kronex_test::rel_error(x, y));
+          }
         }
       }
     }
