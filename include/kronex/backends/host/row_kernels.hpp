@@ -88,7 +88,9 @@ struct strip_row {
 
   // Ends a rounded product's life as an expression: the compiler may not fuse it into the next
   // multiply-add (s b - c x as one fused operation rounds differently from the product s b
-  // first), so every kernel rounds a scaled update the same way (the band kernel below too).
+  // first). The band kernels need it to round a scaled update as the general kernel does, where
+  // GCC does not fuse across its loops (a barrier there cost 7 % for p = 7; the band kernel
+  // test checks that the bits agree).
   // Only optimised builds fuse; the register constraint is valid where the kernels are inlined
   // (with_native_vectors), which an unoptimised build need not do.
   static void keep_rounded([[maybe_unused]] vec& x) {
@@ -140,8 +142,10 @@ void solve_with_window(const row_program<T>& p, const std::size_t first, const s
   const index_t* src = p.src.data();
   const T* coef = p.coef.data();
   prefetch_stream next = ahead;  // a local copy stays in registers (strip writes may alias it)
-  for (std::size_t at = first; at < last; ++at) {
-    const row_op<T>& o = p.ops[at];
+  // Operations through local pointers: p.ops.data() would be reloaded after every strip store.
+  const row_op<T>* const end = p.ops.data() + last;
+  for (const row_op<T>* at = p.ops.data() + first; at != end; ++at) {
+    const row_op<T>& o = *at;
     for (std::size_t k = 0; k < K; ++k) next.next();
     T* r = strip + std::size_t(o.target) * stride;
     if (o.swap) {  // all loaded before any is stored: right for a row swapped with itself too
@@ -158,7 +162,7 @@ void solve_with_window(const row_program<T>& p, const std::size_t first, const s
     load(r, acc);
     if (o.scaled) {
       const factor f(o.scale);
-      for (std::size_t v = 0; v < NK; ++v) row::product(f, vec(acc[v]), acc[v]), row::keep_rounded(acc[v]);
+      for (std::size_t v = 0; v < NK; ++v) row::product(f, vec(acc[v]), acc[v]);
     }
     for (index_t e = o.begin; e < o.end - index_t(m); ++e) {
       const factor f(coef[e]);
