@@ -431,7 +431,7 @@ void run_solve_program(const row_program<T>& p, T* const strip, const std::size_
 // permutes: with one chain and a window of 1 to 3 rows they ran up to 15 % slower.
 template <class T, std::size_t B>
 std::size_t solve_chains(const row_program<T>& p) {
-  return B == 32 && !value_traits<T>::is_complex && (p.one_chain_pays() || p.runs_in_bands()) ? 1 : 2;
+  return B == 32 && !value_traits<T>::is_complex && p.one_chain_pays() ? 1 : 2;
 }
 
 // In place on `blocks` blocks of V columns (block j at base + j * gap, rows `stride` apart):
