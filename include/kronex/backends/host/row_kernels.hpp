@@ -206,8 +206,8 @@ void solve_with_window(const row_program<T>& p, const std::size_t first, const s
 // one stride after the last; the coefficients come `Width` per operation from one pointer; and
 // the oldest source's registers take the result. With 16 vector registers (AVX2) three rows of
 // four vectors and a broadcast coefficient fit. In cache (Zen 3, n = 256, clamped, a panel of 8
-// blocks) double p = 1 and p = 3 took 0.28-0.44 and 0.33-0.36 ns per value and mode, against
-// 0.51-0.58 and 0.66-0.70 with the general kernel and its window; float about half of each.
+// blocks, float and double, p = 1 to 3) it took 1.2-2.6x less time than the general kernel with
+// its window (double p = 3: 0.31-0.45 ns per value and mode against 0.51-1.06).
 template <class T, std::size_t B, std::size_t K>
 inline constexpr bool band_kernel = B == 32 && K == 1 && !value_traits<T>::is_complex;
 
