@@ -15,12 +15,18 @@
 //   like(t)                 an output operand of t's shape and layout;
 //   download(t)             t as a global host tensor;
 //   options()               the compile_options the suite compiles with.
-// Built with KRONEX_CONFORMANCE_HOST_THREADS = N (> 0), the host adaptor compiles every plan for N
-// threads, which then run at every size (the default runs small tensors on one thread). Built
-// with KRONEX_CONFORMANCE_HOST_DENSE_INVERSE, every banded and dense solve runs as GEMMs with the
-// dense inverse (compile_options::solves), which the cost model picks only for larger tensors.
+// The environment picks one of three variants at run time (one executable runs all three, so the
+// suite is compiled once for the host):
+//   KRONEX_CONFORMANCE_HOST_THREADS=N (N > 0): every plan is compiled for N threads, which then
+//     run at every size (the default runs small tensors on one thread);
+//   KRONEX_CONFORMANCE_HOST_SOLVES=dense_inverse: every banded and dense solve runs as GEMMs with
+//     the dense inverse (compile_options::solves), which the cost model picks only for larger
+//     tensors.
+// Any other value of either is an error, so that a typo cannot run the default variant instead.
 #include <array>
 #include <cstddef>
+#include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,22 +38,39 @@
 
 namespace kronex_conformance {
 
-#ifndef KRONEX_CONFORMANCE_HOST_THREADS
-#define KRONEX_CONFORMANCE_HOST_THREADS 0
-#endif
-#ifdef KRONEX_CONFORMANCE_HOST_DENSE_INVERSE
-inline constexpr bool dense_inverse_solves = true;
-#else
-inline constexpr bool dense_inverse_solves = false;
-#endif
+namespace detail {
+
+inline std::size_t host_threads_from_environment() {
+  const char* text = std::getenv("KRONEX_CONFORMANCE_HOST_THREADS");
+  if (text == nullptr) return 0;
+  char* end = nullptr;
+  const unsigned long threads = std::strtoul(text, &end, 10);
+  if (*text == '\0' || *end != '\0' || threads == 0 || threads > 64)
+    throw std::invalid_argument(std::string("KRONEX_CONFORMANCE_HOST_THREADS is '") + text +
+                                "'; expected a number of threads from 1 to 64");
+  return threads;
+}
+
+inline bool dense_inverse_from_environment() {
+  const char* text = std::getenv("KRONEX_CONFORMANCE_HOST_SOLVES");
+  if (text == nullptr) return false;
+  if (std::string(text) != "dense_inverse")
+    throw std::invalid_argument(std::string("KRONEX_CONFORMANCE_HOST_SOLVES is '") + text +
+                                "'; expected dense_inverse (or unset)");
+  return true;
+}
+
+} // namespace detail
 
 struct backend : single_layout {
-  static constexpr const char* name = dense_inverse_solves                ? "host (dense inverse)"
-                                      : KRONEX_CONFORMANCE_HOST_THREADS > 0 ? "host (threads)"
-                                                                            : "host";
+  static inline const std::size_t threads = detail::host_threads_from_environment();
+  static inline const bool dense_inverse_solves = detail::dense_inverse_from_environment();
+  static inline const std::string name = dense_inverse_solves ? "host (dense inverse)"
+                                         : threads > 0        ? "host (threads)"
+                                                              : "host";
   static kronex::compile_options options() {
     kronex::compile_options o;
-    o.threads = KRONEX_CONFORMANCE_HOST_THREADS;
+    o.threads = threads;
     if (dense_inverse_solves) o.solves = kronex::solve_method::dense_inverse;
     return o;
   }

@@ -20,6 +20,7 @@
 #include <xtensor-blas/xlinalg.hpp>
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmanipulation.hpp>
+#include <xtensor/xview.hpp>
 
 #include "kronex_test_support.hpp"
 
@@ -177,20 +178,27 @@ BOOST_AUTO_TEST_CASE(panels_spanning_several_slabs) {
 // complex<float>, 2 for complex<double>): n = 37 is four blocks of 8 (nine of 4, eighteen of 2)
 // and an edge of 5 (1, 1); n = 70 spans a second 256-byte block of each line (a fifth in
 // complex<double>); 45 lines fill one strip of 32 (16, 8) and leave a partial one whose lines
-// split into blocks and an edge. A solve and an apply against the dense reference.
+// split into blocks and an edge. A solve and an apply against the dense reference, line by line
+// (the reference of I ⊗ M on a whole tensor would be a 3150 x 3150 dense solve).
 BOOST_AUTO_TEST_CASE_TEMPLATE(last_mode_register_transposes, T, last_mode_types) {
   for (const std::size_t n : {std::size_t(37), std::size_t(70)}) {
     const auto M = kronex::gallery::bspline_mass<T>(n, 3, boundary::periodic);
     const std::array<std::size_t, 2> shape{45, n};
     const auto K = kronex::kron(kronex::identity(45), M);
     const auto b = kronex_test::random_tensor<T>(shape);
+    xt::xtensor<T, 2> solved = b, applied = b;
+    for (std::size_t line = 0; line < shape[0]; ++line) {
+      const xt::xtensor<T, 1> b_line = xt::view(b, line, xt::all());
+      xt::view(solved, line, xt::all()) = kronex::reference::solve(kronex::kron(M), b_line);
+      xt::view(applied, line, xt::all()) = kronex::reference::apply(kronex::kron(M), b_line);
+    }
     const double tol = kronex_test::tolerance<T>();
     kronex::compile_options substitution;
     substitution.solves = kronex::solve_method::substitution;
     auto solver = kronex::compile(K.inverse(), b, substitution);
-    BOOST_TEST(kronex_test::rel_error(solver(b), kronex::reference::solve(K, b)) <= tol, "n = " << n);
+    BOOST_TEST(kronex_test::rel_error(solver(b), solved) <= tol, "n = " << n);
     auto op = kronex::compile(K, b);
-    BOOST_TEST(kronex_test::rel_error(op(b), kronex::reference::apply(K, b)) <= tol, "n = " << n);
+    BOOST_TEST(kronex_test::rel_error(op(b), applied) <= tol, "n = " << n);
   }
 }
 

@@ -1,7 +1,7 @@
 // Host solves by substitution or by GEMMs with the dense inverse (compile_options::solves), and
 // the planner's choice between them. The dense-inverse path on every factor kind, op and value
-// type is the conformance suite's (test_conformance_host_dense_inverse); here: a folded periodic
-// factor (n > 64, whose LU lives in another row order), each mode position against the dense
+// type is the conformance suite's (its run test_conformance_host_dense_inverse); here: a folded
+// periodic factor (n > 64, whose LU lives in another row order), each mode position against the dense
 // reference, in place; errors and the factor store on that path; and the automatic choice: GEMMs
 // for small n in large tensors, the substitution for large n and for tiny tensors, the model's
 // predictions printed on every solve.
