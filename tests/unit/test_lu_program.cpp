@@ -304,18 +304,53 @@ BOOST_AUTO_TEST_CASE(band_runs_cover_unfolded_bands) {
     }
   }
   BOOST_TEST(!program(64, 5, boundary::clamped, op::none).runs_in_bands());    // 5 sources per update
-  BOOST_TEST(!program(256, 3, boundary::periodic, op::none).runs_in_bands());  // folded
+  BOOST_TEST(!program(256, 5, boundary::periodic, op::none).runs_in_bands());  // 5 or 10 sources
   BOOST_TEST(program(8, 3, boundary::clamped, op::none).band_runs.empty());    // sweeps of 7 and 8 operations
 }
 
-// The band kernel runs band runs with the general kernel's arithmetic in the same order, so its
+// A folded periodic band (n > 64): in the fold's order, each sweep's ends read 2p rows of both
+// ends of the band (two fronts, lag 1, width 2p), and its middle reads p rows of its own end only
+// (two chains, lag 2, width p), whose rows never meet. Catches runs whose sources are not the
+// rows the kernels take (the memcmp test below then fails as well) and programs left to the
+// general kernel that the band kernels could run.
+BOOST_AUTO_TEST_CASE(band_runs_cover_folded_periodic_bands) {
+  for (int p : {1, 2, 3}) {
+    for (op o : {op::none, op::transpose}) {
+      const auto M = kronex::gallery::bspline_mass<double>(256, p, boundary::periodic);
+      const auto lu = kronex::detail::factorize(kronex::make_view<double>(M), 0);
+      BOOST_TEST_REQUIRE(!lu.order.empty());
+      const auto prog = kronex::detail::solve_program(lu, o);
+      BOOST_TEST_CONTEXT("p=" << p << " " << kronex::trans_letter(o)) {
+        BOOST_TEST(prog.runs_in_bands());
+        std::size_t chains = 0, fronts = 0;
+        for (const auto& run : prog.band_runs) {
+          BOOST_TEST(run.fronts == 2u);
+          BOOST_TEST((run.step == 1 || run.step == -1));
+          BOOST_TEST(run.other_step == -run.step);  // the fold's two ends walk towards each other, or apart
+          if (run.lag == 2) {
+            ++chains;
+            BOOST_TEST(run.width == std::size_t(p));
+          } else {
+            ++fronts;
+            BOOST_TEST(run.width == std::size_t(2 * p));
+          }
+        }
+        BOOST_TEST(chains == 2u);  // one per sweep
+        BOOST_TEST(fronts >= 2u);
+      }
+    }
+  }
+}
+
+// The band kernels run band runs with the general kernel's arithmetic in the same order, so their
 // bits are those of the general kernel on the same program with the runs removed: clamped
-// p = 1, 2, 3, N and T, run lengths of every remainder modulo the width, and the three layouts
+// p = 1, 2, 3, N and T, run lengths of every remainder modulo the width, folded periodic bands
+// (two chains run one after the other, two fronts with sources from L1), and the three layouts
 // the host plans use: blocks side by side in padded rows (panels), side by side in rows 1 KB
 // apart (slabs; taken across the blocks, operation by operation) and separate strips (the last
 // mode). Catches a coefficient paired with the wrong row, a window preloaded from the wrong rows,
-// a wrong remainder after the unrolled loop, a wrong step or block address, and a scaled update
-// fused into a different rounding.
+// a wrong remainder after the unrolled loop, a wrong step or block address, a source taken from
+// the wrong front, and a scaled update fused into a different rounding.
 BOOST_AUTO_TEST_CASE_TEMPLATE(band_kernel_matches_the_general_kernel, T, real_types) {
   constexpr std::size_t V = kronex::detail::strip_width<T>;
   struct layout {
@@ -325,10 +360,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(band_kernel_matches_the_general_kernel, T, real_ty
   BOOST_TEST(!kronex::detail::band_rows_across<T>(layouts[0].blocks, layouts[0].stride, layouts[0].gap));
   BOOST_TEST(kronex::detail::band_rows_across<T>(layouts[1].blocks, layouts[1].stride, layouts[1].gap));
   bool ran = false;
-  for (std::size_t n : {20, 21, 22, 64}) {
+  const std::pair<std::size_t, boundary> sizes[] = {{20, boundary::clamped}, {21, boundary::clamped},
+                                                    {22, boundary::clamped}, {64, boundary::clamped},
+                                                    {200, boundary::periodic}, {257, boundary::periodic}};
+  for (auto [n, bc] : sizes) {
     for (int p : {1, 2, 3}) {
       for (op o : {op::none, op::transpose}) {
-        const auto M = kronex::gallery::bspline_mass<T>(n, p, boundary::clamped);
+        const auto M = kronex::gallery::bspline_mass<T>(n, p, bc);
         const auto prog = kronex::detail::solve_program(kronex::detail::factorize(kronex::make_view<T>(M), 0), o);
         BOOST_TEST_REQUIRE(prog.runs_in_bands());
         auto general = prog;
@@ -336,7 +374,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(band_kernel_matches_the_general_kernel, T, real_ty
         ran = ran || kronex::detail::runs_band_kernel(prog);
         BOOST_TEST(!kronex::detail::runs_band_kernel(general));
         for (const layout& l : layouts) {
-          BOOST_TEST_CONTEXT("n=" << n << " p=" << p << " " << kronex::trans_letter(o) << " blocks=" << l.blocks
+          BOOST_TEST_CONTEXT("n=" << n << (bc == boundary::periodic ? " periodic" : " clamped") << " p=" << p << " "
+                                  << kronex::trans_letter(o) << " blocks=" << l.blocks
                                   << " stride=" << l.stride << " gap=" << l.gap) {
             const std::size_t gap = l.gap > 0 ? l.gap : n * V;
             std::vector<T> x((l.blocks - 1) * gap + (n - 1) * l.stride + V);

@@ -199,9 +199,10 @@ void solve_with_window(const row_program<T>& p, const std::size_t first, const s
   ahead = next;
 }
 
-// Band runs (row_program.hpp) on one block of V real columns with B-byte vectors, one chain: the
-// general kernel's arithmetic in the same order, without its bookkeeping. A run's operations all
-// read the `Width` rows written just before them, so those rows rotate through registers (the
+// Band runs (row_program.hpp) on one block of V real columns with B-byte vectors, one chain of
+// `count` operations `lag` apart at a time (a one-front run, or one of the two chains of a lag-2
+// run): the general kernel's arithmetic in the same order, without its bookkeeping. The chain's
+// operations all read the `Width` rows the chain wrote just before, so those rows rotate through registers (the
 // loop is unrolled Width times, so the rotation is a renaming, not moves); the row written comes
 // one stride after the last; the coefficients come `Width` per operation from one pointer; and
 // the oldest source's registers take the result. With 16 vector registers (AVX2) three rows of
@@ -212,21 +213,23 @@ template <class T, std::size_t B, std::size_t K>
 inline constexpr bool band_kernel = B == 32 && K == 1 && !value_traits<T>::is_complex;
 
 template <class T, std::size_t B, std::size_t Width, bool Scaled>
-void solve_band_run(const row_program<T>& p, const band_run& run, T* const strip, const std::size_t stride,
-                    prefetch_stream& ahead) {
+void solve_band_chain(const row_program<T>& p, const std::size_t first, const std::size_t count,
+                      const std::size_t lag, const long row_step, T* const strip, const std::size_t stride,
+                      prefetch_stream& ahead) {
   using row = strip_row<T, B>;
   using vec = typename row::vec;
   constexpr std::size_t N = row::N;
-  // rows[q]: the row the (Width - q)-th operation before wrote (current in the strip as well).
+  // rows[q]: the row the chain's (Width - q)-th operation before wrote (current in the strip too).
   vec rows[Width][N];
   for (std::size_t q = 0; q < Width; ++q) {
-    const T* r = strip + std::size_t(p.ops[run.first - Width + q].target) * stride;
+    const T* r = strip + std::size_t(p.ops[first - lag * (Width - q)].target) * stride;
     for (std::size_t j = 0; j < N; ++j) row::load_vector(r, j, rows[q][j]);
   }
-  const row_op<T>* o = p.ops.data() + run.first;
+  const row_op<T>* o = p.ops.data() + first;
   const T* coef = p.coef.data() + o->begin;
   T* r = strip + std::size_t(o->target) * stride;
-  const std::ptrdiff_t step = run.step * std::ptrdiff_t(stride);
+  const std::ptrdiff_t step = row_step * std::ptrdiff_t(stride);
+  const std::size_t coef_step = lag * Width;  // another chain's operations may lie between
   prefetch_stream next = ahead;  // a local copy stays in registers (strip writes may alias it)
   // One operation, its oldest source in rows[Oldest].
   const auto update = [&](auto oldest) {
@@ -243,14 +246,13 @@ void solve_band_run(const row_program<T>& p, const band_run& run, T* const strip
       for (std::size_t j = 0; j < N; ++j) acc[j] -= c * rows[(Oldest + q) % Width][j];
     }
     for (std::size_t j = 0; j < N; ++j) rows[Oldest][j] = acc[j], row::store_vector(r, j, acc[j]);
-    coef += Width;
-    ++o;
+    coef += coef_step;
+    o += lag;
     r += step;
   };
   using I = std::integral_constant<std::size_t, 0>;
   using II = std::integral_constant<std::size_t, (Width > 1 ? 1 : 0)>;
   using III = std::integral_constant<std::size_t, (Width > 2 ? 2 : 0)>;
-  const std::size_t count = run.last - run.first;
   std::size_t done = 0;
   for (; done + Width <= count; done += Width) {
     update(I{});
@@ -263,6 +265,77 @@ void solve_band_run(const row_program<T>& p, const band_run& run, T* const strip
   ahead = next;
 }
 
+// A band run with one front or two chains (lag 2; row_program.hpp): solve_band_chain on each.
+template <class T, std::size_t B, std::size_t Width, bool Scaled>
+void solve_band_run(const row_program<T>& p, const band_run& run, T* const strip, const std::size_t stride,
+                    prefetch_stream& ahead) {
+  const std::size_t count = run.last - run.first;
+  if (run.lag == 1) {
+    solve_band_chain<T, B, Width, Scaled>(p, run.first, count, 1, run.step, strip, stride, ahead);
+  } else {
+    solve_band_chain<T, B, Width, Scaled>(p, run.first, (count + 1) / 2, 2, run.step, strip, stride, ahead);
+    solve_band_chain<T, B, Width, Scaled>(p, run.first + 1, count / 2, 2, run.other_step, strip, stride, ahead);
+  }
+}
+
+// A two-front band run with lag 1 (row_program.hpp; the ends of a folded periodic band's sweeps)
+// on `blocks` blocks of V real columns side by side (one, or all of them across: see
+// solve_band_run_across), one operation at a time: its Width = 2p sources (rows of both fronts) are too many for
+// registers, so they come from L1, at addresses the fronts' steps give. Operations alternate
+// between the fronts: the one at distance d before an operation is on its own front for even d
+// (d / 2 rows back along it) and on the other front for odd d ((d - 1) / 2 rows back from that
+// front's last row). The general kernel's arithmetic in the same order.
+template <class T, std::size_t B, std::size_t Width, bool Scaled>
+void solve_band_fronts(const row_program<T>& p, const band_run& run, T* const strip, const std::size_t stride,
+                       const std::size_t blocks, prefetch_stream& ahead) {
+  using row = strip_row<T, B>;
+  using vec = typename row::vec;
+  constexpr std::size_t N = row::N, V = strip_width<T>;
+  const row_op<T>* o = p.ops.data() + run.first;
+  const T* coef = p.coef.data() + o->begin;
+  T* own = strip + std::size_t(o->target) * stride;                       // this operation's row
+  T* other = strip + std::size_t(p.ops[run.first - 1].target) * stride;  // the other front's last
+  const std::ptrdiff_t own_step = run.step * std::ptrdiff_t(stride);
+  const std::ptrdiff_t other_step = run.other_step * std::ptrdiff_t(stride);
+  prefetch_stream next = ahead;  // a local copy stays in registers (strip writes may alias it)
+  const auto update = [&](T* const r, const T* const last_other, std::ptrdiff_t along, std::ptrdiff_t across) {
+    const T s = Scaled ? o->scale : T(1);
+    for (std::size_t b = 0; b < blocks; ++b) {
+      next.next();
+      T* const at = r + b * V;
+      vec acc[N];
+      for (std::size_t j = 0; j < N; ++j) row::load_vector(at, j, acc[j]);
+      if constexpr (Scaled)
+        for (std::size_t j = 0; j < N; ++j) acc[j] *= s, row::keep_rounded(acc[j]);
+      for (std::size_t q = 0; q < Width; ++q) {
+        const std::size_t d = Width - q;  // oldest first
+        const T* const source = d % 2 ? last_other + b * V - std::ptrdiff_t((d - 1) / 2) * across
+                                      : at - std::ptrdiff_t(d / 2) * along;
+        const T c = coef[q];
+        for (std::size_t j = 0; j < N; ++j) {
+          vec x;
+          row::load_vector(source, j, x);
+          acc[j] -= c * x;
+        }
+      }
+      for (std::size_t j = 0; j < N; ++j) row::store_vector(at, j, acc[j]);
+    }
+    coef += Width;
+    ++o;
+  };
+  const std::size_t count = run.last - run.first;
+  std::size_t done = 0;
+  for (; done + 2 <= count; done += 2) {  // one operation on each front
+    update(own, other, own_step, other_step);
+    T* const then = other + other_step;
+    update(then, own, other_step, own_step);
+    own += own_step;
+    other = then;
+  }
+  if (done < count) update(own, other, own_step, other_step);
+  ahead = next;
+}
+
 // Whether run_solve_program runs p's band runs with solve_band_run on this CPU (for tests).
 template <class T>
 bool runs_band_kernel(const row_program<T>& p) {
@@ -271,25 +344,26 @@ bool runs_band_kernel(const row_program<T>& p) {
   return yes;
 }
 
-// Band runs (as solve_band_run) on `blocks` blocks of V real columns side by side (block j at
-// base + j V), rows `stride` apart, one whole operation across all blocks at a time: the sources
+// One chain of a band run (as solve_band_chain) on `blocks` blocks of V real columns side by side
+// (block j at base + j V), rows `stride` apart, one whole operation across all blocks at a time: the sources
 // come from L1 instead of registers, and the rows in flight are whole rows, spread over all L1
 // sets. For rows a multiple of 1 KB apart (slabs of 128 or 256 doubles): there, the rows of one
 // block fall into a few L1 sets, evict each other, and the block kernel reread them from L2. In
 // cache (Zen 3, double p = 3, n = 128 and 256) this took 0.41-0.43 ns per value and mode, the
 // block kernel 0.61-0.73 with rows 1 or 2 KB apart, and 0.37 with padded rows.
 template <class T, std::size_t B, std::size_t Width, bool Scaled>
-void solve_band_run_across(const row_program<T>& p, const band_run& run, T* const base, const std::size_t stride,
-                           const std::size_t blocks, prefetch_stream& ahead) {
+void solve_band_chain_across(const row_program<T>& p, const std::size_t first, const std::size_t count,
+                             const std::size_t lag, const long row_step, T* const base, const std::size_t stride,
+                             const std::size_t blocks, prefetch_stream& ahead) {
   using row = strip_row<T, B>;
   using vec = typename row::vec;
   constexpr std::size_t N = row::N, V = strip_width<T>;
-  const row_op<T>* o = p.ops.data() + run.first;
+  const row_op<T>* o = p.ops.data() + first;
   const T* coef = p.coef.data() + o->begin;
   T* r = base + std::size_t(o->target) * stride;
-  const std::ptrdiff_t step = run.step * std::ptrdiff_t(stride);
+  const std::ptrdiff_t step = row_step * std::ptrdiff_t(stride);
   prefetch_stream next = ahead;  // a local copy stays in registers (strip writes may alias it)
-  for (std::size_t k = run.first; k < run.last; ++k, ++o, coef += Width, r += step) {
+  for (std::size_t k = 0; k < count; ++k, o += lag, coef += lag * Width, r += step) {
     T c[Width];
     for (std::size_t q = 0; q < Width; ++q) c[q] = coef[q];
     const T s = Scaled ? o->scale : T(1);
@@ -314,27 +388,43 @@ void solve_band_run_across(const row_program<T>& p, const band_run& run, T* cons
   ahead = next;
 }
 
-// f(width, scaled) with the run's width (1 to 3) and scaling as compile-time constants.
+// A band run with one front or two chains, as solve_band_run, across the blocks.
+template <class T, std::size_t B, std::size_t Width, bool Scaled>
+void solve_band_run_across(const row_program<T>& p, const band_run& run, T* const base, const std::size_t stride,
+                           const std::size_t blocks, prefetch_stream& ahead) {
+  const std::size_t count = run.last - run.first;
+  if (run.lag == 1) {
+    solve_band_chain_across<T, B, Width, Scaled>(p, run.first, count, 1, run.step, base, stride, blocks, ahead);
+  } else {
+    solve_band_chain_across<T, B, Width, Scaled>(p, run.first, (count + 1) / 2, 2, run.step, base, stride, blocks,
+                                                 ahead);
+    solve_band_chain_across<T, B, Width, Scaled>(p, run.first + 1, count / 2, 2, run.other_step, base, stride,
+                                                 blocks, ahead);
+  }
+}
+
+// f(width, scaled) with the run's width (1 to 3, or 2, 4, 6 for two fronts with lag 1) and
+// scaling as compile-time constants.
 template <class F>
 void with_band_shape(const band_run& run, F&& f) {
   static_assert(max_recent_rows == 3, "band widths");
-  using one = std::integral_constant<std::size_t, 1>;
-  using two = std::integral_constant<std::size_t, 2>;
-  using three = std::integral_constant<std::size_t, 3>;
-  switch (run.width * 2 + (run.scaled ? 1 : 0)) {
-    case 2: f(one{}, std::false_type{}); break;
-    case 3: f(one{}, std::true_type{}); break;
-    case 4: f(two{}, std::false_type{}); break;
-    case 5: f(two{}, std::true_type{}); break;
-    case 6: f(three{}, std::false_type{}); break;
-    default: f(three{}, std::true_type{}); break;
+  const auto scaling = [&](auto width) {
+    if (run.scaled) f(width, std::true_type{});
+    else f(width, std::false_type{});
+  };
+  switch (run.width) {
+    case 1: scaling(std::integral_constant<std::size_t, 1>{}); break;
+    case 2: scaling(std::integral_constant<std::size_t, 2>{}); break;
+    case 3: scaling(std::integral_constant<std::size_t, 3>{}); break;
+    case 4: scaling(std::integral_constant<std::size_t, 4>{}); break;
+    default: scaling(std::integral_constant<std::size_t, 6>{}); break;
   }
 }
 
 // A program whose operations lie mostly in band runs, on `blocks` blocks of V columns (block j at
-// base + j gap, rows `stride` apart): the runs with solve_band_run, block by block, or with
-// solve_band_run_across (`across`: blocks side by side, gap = V), the operations between them
-// with the general kernel, block by block (without a window: it would start empty).
+// base + j gap, rows `stride` apart): the runs with solve_band_run or solve_band_fronts, block by
+// block, or across all blocks at once (`across`: blocks side by side, gap = V), the operations
+// between them with the general kernel, block by block (without a window: it would start empty).
 template <class T, std::size_t B>
 void solve_in_bands(const row_program<T>& p, T* const base, const std::size_t blocks, const std::size_t stride,
                     const std::size_t gap, const bool across, prefetch_stream& ahead) {
@@ -346,8 +436,15 @@ void solve_in_bands(const row_program<T>& p, T* const base, const std::size_t bl
     with_band_shape(run, [&](auto width, auto scaled) {
       constexpr std::size_t W = decltype(width)::value;
       constexpr bool S = decltype(scaled)::value;
-      if (across) solve_band_run_across<T, B, W, S>(p, run, base, stride, blocks, next);
-      else solve_band_run<T, B, W, S>(p, run, base + block * gap, stride, next);
+      [[maybe_unused]] const bool chains = run.fronts == 1 || run.lag == 2;
+      if constexpr (W <= max_recent_rows) {
+        if (chains && across) return solve_band_run_across<T, B, W, S>(p, run, base, stride, blocks, next);
+        if (chains) return solve_band_run<T, B, W, S>(p, run, base + block * gap, stride, next);
+      }
+      if constexpr (W % 2 == 0) {
+        if (across) solve_band_fronts<T, B, W, S>(p, run, base, stride, blocks, next);
+        else solve_band_fronts<T, B, W, S>(p, run, base + block * gap, stride, 1, next);
+      }
     });
   };
   if (across) {

@@ -39,16 +39,28 @@ struct row_op {
 inline constexpr std::size_t max_recent_rows = 3;
 
 // A run of update operations that a band kernel runs with no per-operation bookkeeping
-// (row_kernels.hpp): every operation has exactly `width` sources (1 to max_recent_rows), all of
-// them rows the `width` operations just before it wrote (row_op::recent == width), the same
-// scaling (all scaled or none), and a target one row after the last one's in the same direction
-// (step +1 or -1). Its coefficients are then contiguous, `width` per operation, and its rows one
-// stride apart. In the solve program of an unfolded band without pivoting, each sweep (L, then U)
-// is such a run after its first `width` operations.
+// (row_kernels.hpp). All have `width` sources and the same scaling (all scaled or none), their
+// coefficients are contiguous, `width` per operation, and their rows lie one stride apart along
+// one or two fronts. Three shapes:
+//   lag 1, one front: every operation reads the `width` rows (1 to max_recent_rows) the `width`
+//     operations just before it wrote (row_op::recent == width), and writes the row one `step`
+//     after the last one's. Each sweep (L, then U) of an unfolded band without pivoting is one
+//     after its first `width` operations.
+//   lag 2, two fronts: two interleaved chains, operations first, first + 2, ... and first + 1,
+//     first + 3, ...: each reads the `width` rows (1 to max_recent_rows) its own chain's `width`
+//     operations before it wrote, and writes one step after its chain's last (`step` for the
+//     first operation's chain, `other_step` for the other). The chains' rows are disjoint, so
+//     each runs whole in turn with the same results. The middle of each sweep of a folded
+//     periodic band is such a run: there, in the fold's order, the factors couple each end of
+//     the band only to itself (the coupling through the corners has decayed to negligible).
+//   lag 1, two fronts: every operation reads the rows the `width` operations just before it wrote
+//     (both fronts), and the fronts alternate, each row one step after its front's last: the
+//     ends of each sweep of a folded periodic band (width 2p, even, up to 2 max_recent_rows).
 struct band_run {
   std::size_t first = 0, last = 0;  // operations [first, last)
   std::size_t width = 0;
-  long step = 0;
+  std::size_t lag = 1, fronts = 1;
+  long step = 0, other_step = 0;
   bool scaled = false;
 };
 
@@ -104,26 +116,16 @@ struct row_program {
   // Fills band_runs: the maximal runs of at least min_band_run operations (band_run says which).
   void find_band_runs() {
     band_runs.clear();
-    const auto width = [&](const row_op<T>& o) { return std::size_t(o.end - o.begin); };
-    const auto opens = [&](const row_op<T>& o) {
-      return !o.swap && width(o) >= 1 && width(o) <= max_recent_rows && o.recent == width(o);
-    };
-    for (std::size_t k = 0; k + 1 < ops.size();) {
-      const row_op<T>& o = ops[k];
-      const long step = long(ops[k + 1].target) - long(o.target);
-      if (!opens(o) || (step != 1 && step != -1)) {
+    for (std::size_t k = 0; k < ops.size();) {
+      band_run run;
+      if (band_run_at(k, 1, 1, run) || band_run_at(k, 2, 2, run) || band_run_at(k, 1, 2, run)) {
+        band_runs.push_back(run);
+        k = run.last;
+      } else {
         ++k;
-        continue;
       }
-      std::size_t e = k + 1;
-      while (e < ops.size() && opens(ops[e]) && width(ops[e]) == width(o) && ops[e].scaled == o.scaled &&
-             long(ops[e].target) - long(ops[e - 1].target) == step)
-        ++e;
-      if (e - k >= min_band_run) band_runs.push_back({k, e, width(o), step, o.scaled});
-      k = e;
     }
   }
-
   // Appends row[t] = scale * (row[t] - sum_e c_e row[j_e]), stored as
   // row[t] = scale * row[t] - sum_e (scale * c_e) row[j_e]: the scaling then happens off the
   // dependency chain. Entries are ordered so the row written most recently comes last: each
@@ -170,6 +172,77 @@ struct row_program {
   }
 
 private:
+  std::size_t width_of(const row_op<T>& o) const { return std::size_t(o.end - o.begin); }
+
+  // Whether operation k reads exactly the rows that operations k - lag width, ..., k - lag wrote
+  // (oldest first), none of them a swap, and the rows of operations k - lag width to k are
+  // distinct (so those rows are still current, and k writes none of its sources).
+  bool reads_lagged(std::size_t k, std::size_t width, std::size_t lag) const {
+    const row_op<T>& o = ops[k];
+    if (o.swap || width_of(o) != width || width == 0 || k < lag * width) return false;
+    for (std::size_t q = 0; q < width; ++q) {
+      const row_op<T>& before = ops[k - lag * (width - q)];
+      if (before.swap || src[o.begin + q] != before.target) return false;
+    }
+    for (std::size_t a = k - lag * width; a < k; ++a) {
+      if (ops[a].swap) return false;
+      for (std::size_t b = a + 1; b <= k; ++b)
+        if (ops[a].target == ops[b].target) return false;
+    }
+    return true;
+  }
+
+  // The maximal band run of the given lag and fronts that starts at operation k, if it has at
+  // least min_band_run operations. A two-front run with lag 1 computes its sources' rows from
+  // the fronts' steps, so the fronts must step evenly back to its first operation's oldest source.
+  bool band_run_at(std::size_t k, std::size_t lag, std::size_t fronts, band_run& run) const {
+    const row_op<T>& o = ops[k];
+    const std::size_t width = width_of(o);
+    const bool one_front = fronts == 1;
+    const bool fits = one_front ? width <= max_recent_rows && o.recent == width
+                      : lag == 2  ? width <= max_recent_rows
+                                  : width % 2 == 0 && width <= 2 * max_recent_rows;
+    if (!fits || width == 0 || k + 2 * fronts > ops.size()) return false;
+    const auto step_at = [&](std::size_t a) { return long(ops[a].target) - long(ops[a - fronts].target); };
+    const long steps[2] = {step_at(k + fronts), one_front ? 0 : step_at(k + 3)};
+    for (std::size_t f = 0; f < fronts; ++f)
+      if (steps[f] != 1 && steps[f] != -1) return false;
+    // Operation a (a >= fronts) steps evenly: one step after its front's last row.
+    const auto even = [&](std::size_t a) { return step_at(a) == steps[(a + fronts - k % fronts) % fronts]; };
+    if (!one_front && lag == 1)
+      for (std::size_t a = k + 2 - std::min(k + 2, width); a < k + fronts; ++a)
+        if (a < fronts || !even(a)) return false;
+    std::size_t e = k;
+    while (e < ops.size() && reads_lagged(e, width, lag) && ops[e].scaled == o.scaled &&
+           (!one_front || ops[e].recent == width) && (e < k + fronts || even(e)))
+      ++e;
+    if (e - k < std::max(min_band_run, 2 * fronts)) return false;
+    if (lag == 2 && !chains_apart(k, e, width)) return false;
+    run.first = k;
+    run.last = e;
+    run.width = width;
+    run.lag = lag;
+    run.fronts = fronts;
+    run.step = steps[0];
+    run.other_step = steps[1];
+    run.scaled = o.scaled;
+    return true;
+  }
+
+  // Whether the two chains of a lag-2 run over operations [k, e) touch disjoint rows, counting the
+  // rows each reads before its first write: then each chain can run whole before the other.
+  bool chains_apart(std::size_t k, std::size_t e, std::size_t width) const {
+    index_t lo[2], hi[2];
+    for (std::size_t c = 0; c < 2; ++c) {
+      lo[c] = hi[c] = ops[k + c - 2 * width].target;
+      for (std::size_t a = k + c - 2 * width; a < e; a += 2) {
+        lo[c] = std::min(lo[c], ops[a].target);
+        hi[c] = std::max(hi[c], ops[a].target);
+      }
+    }
+    return hi[0] < lo[1] || hi[1] < lo[0];
+  }
+
   std::vector<std::size_t> m_last_write;  // per row: 1 + index of the op that last wrote it
   std::size_t m_updates = 0;              // update ops (not swaps)
   std::size_t m_reading_last = 0;         // update ops whose last source the op before wrote
