@@ -308,11 +308,11 @@ BOOST_AUTO_TEST_CASE(band_runs_cover_unfolded_bands) {
   BOOST_TEST(program(8, 3, boundary::clamped, op::none).band_runs.empty());    // sweeps of 7 and 8 operations
 }
 
-// A folded periodic band (n > 64): in the fold's order, each sweep's ends read 2p rows of both
-// ends of the band (two fronts, lag 1, width 2p), and its middle reads p rows of its own end only
-// (two chains, lag 2, width p), whose rows never meet. Catches runs whose sources are not the
-// rows the kernels take (the memcmp test below then fails as well) and programs left to the
-// general kernel that the band kernels could run.
+// A folded periodic band (n > 64): in the fold's order (two fronts, the band's two ends), an
+// operation near the corners reads 2p rows of both fronts (two fronts, lag 1, width 2p), and
+// further on p rows of its own front only (two chains, lag 2, width p), whose rows never meet.
+// Catches runs whose sources are not the rows the kernels take (the memcmp test below then fails
+// as well) and programs left to the general kernel that the band kernels could run.
 BOOST_AUTO_TEST_CASE(band_runs_cover_folded_periodic_bands) {
   for (int p : {1, 2, 3}) {
     for (op o : {op::none, op::transpose}) {

@@ -202,13 +202,13 @@ void solve_with_window(const row_program<T>& p, const std::size_t first, const s
 // Band runs (row_program.hpp) on one block of V real columns with B-byte vectors, one chain of
 // `count` operations `lag` apart at a time (a one-front run, or one of the two chains of a lag-2
 // run): the general kernel's arithmetic in the same order, without its bookkeeping. The chain's
-// operations all read the `Width` rows the chain wrote just before, so those rows rotate through registers (the
-// loop is unrolled Width times, so the rotation is a renaming, not moves); the row written comes
-// one stride after the last; the coefficients come `Width` per operation from one pointer; and
-// the oldest source's registers take the result. With 16 vector registers (AVX2) three rows of
-// four vectors and a broadcast coefficient fit. In cache (Zen 3, n = 256, clamped, a panel of 8
-// blocks, float and double, p = 1 to 3) it took 1.2-2.6x less time than the general kernel with
-// its window (double p = 3: 0.31-0.45 ns per value and mode against 0.51-1.06).
+// operations all read the `Width` rows the chain wrote just before, so those rows rotate through
+// registers (the loop is unrolled Width times, so the rotation is a renaming, not moves); the row
+// written comes one stride after the last; the coefficients come `Width` per operation from one
+// pointer; and the oldest source's registers take the result. With 16 vector registers (AVX2)
+// three rows of four vectors and a broadcast coefficient fit. In cache (Zen 3, n = 256, clamped,
+// a panel of 8 blocks, float and double, p = 1 to 3) it took 1.2-2.6x less time than the general
+// kernel with its window (double p = 3: 0.31-0.45 ns per value and mode against 0.51-1.06).
 template <class T, std::size_t B, std::size_t K>
 inline constexpr bool band_kernel = B == 32 && K == 1 && !value_traits<T>::is_complex;
 
@@ -274,17 +274,18 @@ void solve_band_run(const row_program<T>& p, const band_run& run, T* const strip
     solve_band_chain<T, B, Width, Scaled>(p, run.first, count, 1, run.step, strip, stride, ahead);
   } else {
     solve_band_chain<T, B, Width, Scaled>(p, run.first, (count + 1) / 2, 2, run.step, strip, stride, ahead);
-    solve_band_chain<T, B, Width, Scaled>(p, run.first + 1, count / 2, 2, run.other_step, strip, stride, ahead);
+    solve_band_chain<T, B, Width, Scaled>(p, run.first + 1, count / 2, 2, run.other_step, strip, stride,
+                                          ahead);
   }
 }
 
-// A two-front band run with lag 1 (row_program.hpp; the ends of a folded periodic band's sweeps)
-// on `blocks` blocks of V real columns side by side (one, or all of them across: see
-// solve_band_run_across), one operation at a time: its Width = 2p sources (rows of both fronts) are too many for
-// registers, so they come from L1, at addresses the fronts' steps give. Operations alternate
-// between the fronts: the one at distance d before an operation is on its own front for even d
-// (d / 2 rows back along it) and on the other front for odd d ((d - 1) / 2 rows back from that
-// front's last row). The general kernel's arithmetic in the same order.
+// A two-front band run with lag 1 (row_program.hpp; a folded periodic band near its corners) on
+// `blocks` blocks of V real columns side by side (one, or all of them across: see
+// solve_band_run_across), one operation at a time. Its Width = 2p sources (rows of both fronts)
+// are too many for registers, so they come from L1, at addresses the fronts' steps give.
+// Operations alternate between the fronts: the one at distance d before an operation is on its
+// own front for even d (d / 2 rows back along it) and on the other front for odd d ((d - 1) / 2
+// rows back from that front's last row). The general kernel's arithmetic in the same order.
 template <class T, std::size_t B, std::size_t Width, bool Scaled>
 void solve_band_fronts(const row_program<T>& p, const band_run& run, T* const strip, const std::size_t stride,
                        const std::size_t blocks, prefetch_stream& ahead) {

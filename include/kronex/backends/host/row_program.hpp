@@ -50,12 +50,13 @@ inline constexpr std::size_t max_recent_rows = 3;
 //     first + 3, ...: each reads the `width` rows (1 to max_recent_rows) its own chain's `width`
 //     operations before it wrote, and writes one step after its chain's last (`step` for the
 //     first operation's chain, `other_step` for the other). The chains' rows are disjoint, so
-//     each runs whole in turn with the same results. The middle of each sweep of a folded
-//     periodic band is such a run: there, in the fold's order, the factors couple each end of
-//     the band only to itself (the coupling through the corners has decayed to negligible).
+//     each runs whole in turn with the same results. In a folded periodic band (rows 0, n-1,
+//     1, n-2, ...: two fronts) most of each sweep is such a run: away from the corners the
+//     factors couple each front only to itself (the coupling through the corners has decayed to
+//     negligible entries, which the factorization drops).
 //   lag 1, two fronts: every operation reads the rows the `width` operations just before it wrote
-//     (both fronts), and the fronts alternate, each row one step after its front's last: the
-//     ends of each sweep of a folded periodic band (width 2p, even, up to 2 max_recent_rows).
+//     (both fronts), and the fronts alternate, each row one step after its front's last: a
+//     folded periodic band near its corners (width 2p, even, up to 2 max_recent_rows).
 struct band_run {
   std::size_t first = 0, last = 0;  // operations [first, last)
   std::size_t width = 0;
