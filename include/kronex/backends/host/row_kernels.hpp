@@ -265,18 +265,23 @@ void solve_band_chain(const row_program<T>& p, const std::size_t first, const st
   ahead = next;
 }
 
-// A band run with one front or two chains (lag 2; row_program.hpp): solve_band_chain on each.
+// f(first, count, lag, step) for the chain of a one-front run, or for each of the two chains of a
+// lag-2 run (row_program.hpp), in the order they run.
+template <class F>
+void for_each_chain(const band_run& run, F&& f) {
+  const std::size_t count = run.last - run.first;
+  if (run.lag == 1) return f(run.first, count, std::size_t(1), run.step);
+  f(run.first, (count + 1) / 2, std::size_t(2), run.step);
+  f(run.first + 1, count / 2, std::size_t(2), run.other_step);
+}
+
+// A band run with one front or two chains: solve_band_chain on each chain.
 template <class T, std::size_t B, std::size_t Width, bool Scaled>
 void solve_band_run(const row_program<T>& p, const band_run& run, T* const strip, const std::size_t stride,
                     prefetch_stream& ahead) {
-  const std::size_t count = run.last - run.first;
-  if (run.lag == 1) {
-    solve_band_chain<T, B, Width, Scaled>(p, run.first, count, 1, run.step, strip, stride, ahead);
-  } else {
-    solve_band_chain<T, B, Width, Scaled>(p, run.first, (count + 1) / 2, 2, run.step, strip, stride, ahead);
-    solve_band_chain<T, B, Width, Scaled>(p, run.first + 1, count / 2, 2, run.other_step, strip, stride,
-                                          ahead);
-  }
+  for_each_chain(run, [&](std::size_t first, std::size_t count, std::size_t lag, long step) {
+    solve_band_chain<T, B, Width, Scaled>(p, first, count, lag, step, strip, stride, ahead);
+  });
 }
 
 // A two-front band run with lag 1 (row_program.hpp; a folded periodic band near its corners) on
@@ -345,10 +350,10 @@ bool runs_band_kernel(const row_program<T>& p) {
   return yes;
 }
 
-// One chain of a band run (as solve_band_chain) on `blocks` blocks of V real columns side by side
-// (block j at base + j V), rows `stride` apart, one whole operation across all blocks at a time: the sources
-// come from L1 instead of registers, and the rows in flight are whole rows, spread over all L1
-// sets. For rows a multiple of 1 KB apart (slabs of 128 or 256 doubles): there, the rows of one
+// One chain of a band run (as solve_band_chain) on `blocks` blocks of V real columns side by
+// side (block j at base + j V), rows `stride` apart, one whole operation across all blocks at a
+// time: the sources come from L1 instead of registers, and the rows in flight are whole rows,
+// spread over all L1 sets. For rows a multiple of 1 KB apart (slabs of 128 or 256 doubles): there, the rows of one
 // block fall into a few L1 sets, evict each other, and the block kernel reread them from L2. In
 // cache (Zen 3, double p = 3, n = 128 and 256) this took 0.41-0.43 ns per value and mode, the
 // block kernel 0.61-0.73 with rows 1 or 2 KB apart, and 0.37 with padded rows.
@@ -393,15 +398,9 @@ void solve_band_chain_across(const row_program<T>& p, const std::size_t first, c
 template <class T, std::size_t B, std::size_t Width, bool Scaled>
 void solve_band_run_across(const row_program<T>& p, const band_run& run, T* const base, const std::size_t stride,
                            const std::size_t blocks, prefetch_stream& ahead) {
-  const std::size_t count = run.last - run.first;
-  if (run.lag == 1) {
-    solve_band_chain_across<T, B, Width, Scaled>(p, run.first, count, 1, run.step, base, stride, blocks, ahead);
-  } else {
-    solve_band_chain_across<T, B, Width, Scaled>(p, run.first, (count + 1) / 2, 2, run.step, base, stride, blocks,
-                                                 ahead);
-    solve_band_chain_across<T, B, Width, Scaled>(p, run.first + 1, count / 2, 2, run.other_step, base, stride,
-                                                 blocks, ahead);
-  }
+  for_each_chain(run, [&](std::size_t first, std::size_t count, std::size_t lag, long step) {
+    solve_band_chain_across<T, B, Width, Scaled>(p, first, count, lag, step, base, stride, blocks, ahead);
+  });
 }
 
 // f(width, scaled) with the run's width (1 to 3, or 2, 4, 6 for two fronts with lag 1) and
@@ -442,10 +441,9 @@ void solve_in_bands(const row_program<T>& p, T* const base, const std::size_t bl
         if (chains && across) return solve_band_run_across<T, B, W, S>(p, run, base, stride, blocks, next);
         if (chains) return solve_band_run<T, B, W, S>(p, run, base + block * gap, stride, next);
       }
-      if constexpr (W % 2 == 0) {
-        if (across) solve_band_fronts<T, B, W, S>(p, run, base, stride, blocks, next);
-        else solve_band_fronts<T, B, W, S>(p, run, base + block * gap, stride, 1, next);
-      }
+      if constexpr (W % 2 == 0)
+        solve_band_fronts<T, B, W, S>(p, run, across ? base : base + block * gap, stride, across ? blocks : 1,
+                                      next);
     });
   };
   if (across) {
