@@ -77,11 +77,20 @@ kronex::function_solver<T> bidiagonal_solver(std::vector<T> d, std::vector<T> s)
   });
 }
 
+// For complex T, half the time: a real matrix (complex right-hand sides with real factors, whose
+// programs the host kernels run on reals).
+template <class T>
+bool real_entries() {
+  return kronex::value_traits<T>::is_complex && uniform(0, 1) == 1;
+}
+
 // A random well-conditioned factor of kind k and size n. Bands have random widths up to 2
 // (kl != ku most of the time) and pivot when both are at least 1, half the time; a periodic band
-// of size 2 or more has entries in its corners; dense matrices pivot half the time.
+// of size 2 or more has entries in its corners; dense matrices pivot half the time. Complex bands
+// and dense matrices have real entries half the time.
 template <class T>
 test_factor<T> make_factor(kind k, std::size_t n) {
+  using R = kronex::real_t<T>;
   std::ostringstream text;
   switch (k) {
     case kind::clamped:
@@ -99,14 +108,19 @@ test_factor<T> make_factor(kind k, std::size_t n) {
         ku = uniform(1, std::min<std::size_t>(2, n - 1 - kl));  // a periodic band needs kl + ku < n
       }
       const bool pivot = kl >= 1 && ku >= 1 && uniform(0, 1) == 1;
-      xt::xtensor<T, 2> a = kronex_test::random_band_matrix<T>(n, kl, ku, bc, pivot);
-      text << kronex::to_string(bc) << " n=" << n << " kl=" << kl << " ku=" << ku << (pivot ? " pivoting" : "");
+      const bool real = real_entries<T>();
+      xt::xtensor<T, 2> a = real ? xt::xtensor<T, 2>(xt::cast<T>(kronex_test::random_band_matrix<R>(n, kl, ku, bc, pivot)))
+                                 : kronex_test::random_band_matrix<T>(n, kl, ku, bc, pivot);
+      text << kronex::to_string(bc) << " n=" << n << " kl=" << kl << " ku=" << ku << (pivot ? " pivoting" : "")
+           << (real ? " real entries" : "");
       return {kronex_test::to_banded(a, kl, ku, bc), a, text.str()};
     }
     case kind::dense: {
       const bool pivot = n > 1 && uniform(0, 1) == 1;
-      xt::xtensor<T, 2> a = kronex_test::random_dense_matrix<T>(n, pivot);
-      text << "dense n=" << n << (pivot ? " pivoting" : "");
+      const bool real = real_entries<T>();
+      xt::xtensor<T, 2> a = real ? xt::xtensor<T, 2>(xt::cast<T>(kronex_test::random_dense_matrix<R>(n, pivot)))
+                                 : kronex_test::random_dense_matrix<T>(n, pivot);
+      text << "dense n=" << n << (pivot ? " pivoting" : "") << (real ? " real entries" : "");
       return {a, a, text.str()};
     }
     case kind::diagonal: {

@@ -34,6 +34,7 @@ using kronex::boundary;
 using kronex::op;
 using value_types = std::tuple<float, double, std::complex<float>, std::complex<double>>;
 using real_types = std::tuple<float, double>;
+using complex_types = std::tuple<std::complex<float>, std::complex<double>>;
 
 struct band_spec {
   std::size_t n, kl, ku;
@@ -392,6 +393,61 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(band_kernel_matches_the_general_kernel, T, real_ty
     }
   }
   if (!ran) BOOST_TEST_MESSAGE("this CPU runs no band kernel (it has one for AVX2): both sides ran the general one");
+}
+
+// A complex program whose coefficients are all real (a real matrix, complex right-hand sides)
+// runs on reals (row_program::real_part), and solves the same systems as the complex kernels, in
+// the three layouts of the host plans, clamped and folded periodic, N and C; apply programs
+// likewise. A complex matrix keeps the complex kernels. Catches a real program built for complex
+// coefficients (their imaginary parts dropped), strides or gaps not doubled (rows and blocks read
+// in the wrong place, real and imaginary parts mixed), and a real program whose operations or
+// coefficients differ from the complex one's.
+BOOST_AUTO_TEST_CASE_TEMPLATE(real_coefficients_run_on_reals, T, complex_types) {
+  constexpr std::size_t V = kronex::detail::strip_width<T>;
+  struct layout {
+    std::size_t blocks, stride, gap;  // gap 0: separate n x V strips
+  };
+  const layout layouts[] = {{3, 3 * V + 4, V}, {1024 / (V * sizeof(T)), 1024 / sizeof(T), V}, {2, V, 0}};
+  kronex::detail::prefetch_stream none;
+  for (auto [n, bc] : {std::pair{37, boundary::clamped}, std::pair{200, boundary::periodic}}) {
+    for (int p : {1, 3, 5}) {
+      const auto M = kronex::gallery::bspline_mass<T>(std::size_t(n), p, bc);
+      const auto view = kronex::make_view<T>(M);
+      const auto lu = kronex::detail::factorize(view, 0);
+      for (op o : {op::none, op::adjoint}) {
+        const auto prog = kronex::detail::solve_program(lu, o);
+        BOOST_TEST_REQUIRE(prog.real_part != nullptr);
+        auto complex_kernels = prog;
+        complex_kernels.real_part = nullptr;
+        for (const layout& l : layouts) {
+          BOOST_TEST_CONTEXT("n=" << n << " " << kronex::to_string(bc) << " p=" << p << " "
+                                  << kronex::trans_letter(o) << " blocks=" << l.blocks << " stride=" << l.stride
+                                  << " gap=" << l.gap) {
+            const std::size_t gap = l.gap > 0 ? l.gap : std::size_t(n) * V;
+            std::vector<T> x((l.blocks - 1) * gap + std::size_t(n - 1) * l.stride + V);
+            for (auto& v : x) v = kronex_test::random_value<T>();
+            std::vector<T> y = x;
+            kronex::detail::run_solve_blocks(prog, x.data(), l.blocks, l.stride, gap, none);
+            kronex::detail::run_solve_blocks(complex_kernels, y.data(), l.blocks, l.stride, gap, none);
+            BOOST_TEST(kronex_test::rel_error(x, y) <= kronex_test::tolerance<T>());
+          }
+        }
+        const auto apply = kronex::detail::apply_program(view, o);
+        BOOST_TEST_REQUIRE(apply.real_part != nullptr);
+        auto complex_apply = apply;
+        complex_apply.real_part = nullptr;
+        const auto b = random_panel<T>(std::size_t(n));
+        std::vector<T> x(b.size()), y(b.size());
+        kronex::detail::run_apply_program(apply, b.data(), x.data());
+        kronex::detail::run_apply_program(complex_apply, b.data(), y.data());
+        BOOST_TEST(kronex_test::rel_error(x, y) <= kronex_test::tolerance<T>(), "apply " << kronex::trans_letter(o));
+      }
+    }
+  }
+  const auto C = kronex_test::random_band_matrix<T>(40, 2, 2, boundary::clamped, true);
+  const auto view = kronex::make_view(kronex_test::to_banded(C, 2, 2, boundary::clamped));
+  BOOST_TEST(kronex::detail::solve_program(kronex::detail::factorize(view, 0), op::none).real_part == nullptr);
+  BOOST_TEST(kronex::detail::apply_program(view, op::none).real_part == nullptr);
 }
 
 // The register window a solve kernel takes for a program (row_program::recent_rows): the most

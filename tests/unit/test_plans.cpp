@@ -8,7 +8,8 @@
 //   solve flops    = lines ((L nnz + U nnz - n) m + n mul)
 //                    (L nnz + U nnz - n coefficients, i.e. U's diagonal is not a coefficient: it
 //                    is the n row scalings by 1/u_ii; m = 2 real, 8 complex (multiply-add);
-//                    mul = 1 real, 6 complex (multiply); lines = N / n)
+//                    mul = 1 real, 6 complex (multiply); lines = N / n; a complex factor
+//                    whose entries are all real runs on reals: m = 4, mul = 2)
 //   apply flops    = lines nnz m;   scale flops = N mul;   copy flops = 0
 //   view           = (L, n, R):(n R, R, 1)            (C order, L lines before the mode, R after)
 //   fusion         = a solve/apply step on mode k whose view has L > 1 and whose slab
@@ -26,7 +27,9 @@
 //                    cache line more when S V sizeof(T) = 128 S B is a multiple of 1 KiB
 //                    (S = 8, 16, ...): such a panel is n (S V + 64 / sizeof(T)) values.
 //   factors        = row programs: ops sizeof(row_op<T>) (32 B for real double, 40 B for complex
-//                    double) + 4 B per index (src, row_ptr) + sizeof(T) per coefficient;
+//                    double) + 4 B per index (src, row_ptr) + sizeof(T) per coefficient, and
+//                    for a complex factor whose entries are all real the same program again
+//                    with real values (row_op<double> and 8 B coefficients);
 //                    plus sizeof(T) per diagonal entry of a scale step.
 // Also: printing is deterministic, and every way to get a plan gives the same text: operator<<
 // and plan() of the compiled operator, and explain(expr, like) and explain(lazy result), which
@@ -237,14 +240,16 @@ BOOST_AUTO_TEST_CASE(transpose_solve_with_pivoting) {
 }
 
 // Adjoint solve, complex<double>: same factor structure as the first test (f0 clamped p=2 n=6,
-// f1 periodic p=1 n=5), folded as 'C'. Shape (6,5), N = 30.
-//  flops (m = 8, mul = 6): 5 ((9+15-6) 8 + 6 6) = 5 180 = 900; 6 ((7+12-5) 8 + 5 6) = 6 142 = 852;
-//  total 1752. bytes 2 30 16 = 960 per step (no fusion: step 0 has L = 1).
+// f1 periodic p=1 n=5), folded as 'C'. Shape (6,5), N = 30. The entries are real, so the
+// programs run on reals.
+//  flops (m = 4, mul = 2): 5 ((9+15-6) 4 + 6 2) = 5 84 = 420; 6 ((7+12-5) 4 + 5 2) = 6 66 = 396;
+//  total 816. bytes 2 30 16 = 960 per step (no fusion: step 0 has L = 1).
 //  views (1,6,5):(30,5,1) and (6,5,1):(5,1,1).
 //  workspace: V = 128/16 = 8; 5 and 6 lines: S = 1; S n V = 6 8 = 48 (and 5 8 = 40):
 //  48 16 = 768.
-//  factors: row_op<complex<double>> is 40 B: f0 11 ops 40 + 18 coef (16 + 4) = 800;
-//           f1 9 ops 40 + 14 coef 20 = 640; total 1440.
+//  factors: row_op<complex<double>> is 40 B: f0 11 ops 40 + 18 coef (16 + 4) = 800, and real:
+//           11 32 + 18 (8 + 4) = 568; f1 9 ops 40 + 14 coef 20 = 640, and 9 32 + 14 12 = 456;
+//           total 2464.
 BOOST_AUTO_TEST_CASE(adjoint_complex_solve) {
   using C = std::complex<double>;
   const auto Mx = kronex::gallery::bspline_mass<C>(6, 2);
@@ -255,9 +260,9 @@ BOOST_AUTO_TEST_CASE(adjoint_complex_solve) {
       "    f0  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0  rcond=0.074\n"
       "    f1  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 swaps=0  rcond=0.35\n"
       "  steps\n"
-      "    0  solve  mode 0  f0 C  lu_subst  (1,6,5):(30,5,1)  flops=900  bytes=960  model: lu_subst 190ns, gemm 250ns\n"
-      "    1  solve  mode 1  f1 C  lu_subst  (6,5,1):(5,1,1)  flops=852  bytes=960  model: lu_subst 230ns, gemm 240ns\n"
-      "  total  steps=2  flops=1.752k  bytes=1.92k  workspace=768B  factors=1.44kB\n";
+      "    0  solve  mode 0  f0 C  lu_subst  (1,6,5):(30,5,1)  flops=420  bytes=960  model: lu_subst 130ns, gemm 250ns\n"
+      "    1  solve  mode 1  f1 C  lu_subst  (6,5,1):(5,1,1)  flops=396  bytes=960  model: lu_subst 180ns, gemm 240ns\n"
+      "  total  steps=2  flops=816  bytes=1.92k  workspace=768B  factors=2.464kB\n";
   const auto K = kronex::kron(Mx, My);
   check_plan(kronex::explain(K.adjoint().inverse(), std::array<std::size_t, 2>{6, 5}), explained(expected));
   const auto b = kronex_test::random_tensor<C>(std::array<std::size_t, 2>{6, 5});
@@ -266,34 +271,35 @@ BOOST_AUTO_TEST_CASE(adjoint_complex_solve) {
 }
 
 // Conjugate solve, complex<double>: transpose().adjoint() (or adjoint().transpose()) is conj(K),
-// folded into each step as 'R'; the expression prints as conj(...). Shape (2,6,5), N = 60; f0 the
-// complex form of transpose_solve_with_pivoting's f1 (L nnz 1, U nnz 3, 1 swap), f1 and f2 as in
-// adjoint_complex_solve (L 9 / U 15, L 7 / U 12).
-//  flops (m = 8, mul = 6): 30 ((1+3-2) 8 + 2 6) = 30 28 = 840; 10 ((9+15-6) 8 + 6 6) = 10 180
-//  = 1800; 12 ((7+12-5) 8 + 5 6) = 12 142 = 1704; total 4344.
+// folded into each step as 'R'; the expression prints as conj(...). Shape (2,6,5), N = 60; f0 =
+// [[1, 2], [2i, 1]] (swap, as |2i| > 1; multiplier -i/2, U = [[2i, 1], [0, 2 + i/2]]: L nnz 1,
+// U nnz 3, 1 swap; ||f0||_1 = 3, ||f0^-1||_1 = 3 / |1 - 4i|: rcond = sqrt(17) / 9 = 0.458), f1
+// and f2 as in adjoint_complex_solve (L 9 / U 15, L 7 / U 12, real entries).
+//  flops (f0 m = 8, mul = 6; f1, f2 m = 4, mul = 2): 30 ((1+3-2) 8 + 2 6) = 30 28 = 840;
+//  10 ((9+15-6) 4 + 6 2) = 10 84 = 840; 12 ((7+12-5) 4 + 5 2) = 12 66 = 792; total 2472.
 //  fusion: step 0 has L = 1; step 1 (mode 1, L = 2, slab 6 5 16 = 480 B) fuses with step 2.
 //  bytes: 2 60 16 = 1920 for step 0, 60 16 = 960 for each fused step; 3840 total.
 //  workspace: V = 8; S n V = 4 2 8 = 64 (30 lines), 2 6 8 = 96 (10 lines), 2 5 8 = 80 (12 lines);
 //  one panel of 96, no slab buffer (the pair starts with a solve): 96 16 = 1536.
 //  factors: row_op 40 B, coefficient 16 + 4: f0 4 ops (1 swap + 1 L row + 2 U rows) 40 + 2 20 =
-//  200; f1 11 40 + 18 20 = 800; f2 9 40 + 14 20 = 640; total 1640.
+//  200; f1 11 40 + 18 20 = 800 and 568 real; f2 9 40 + 14 20 = 640 and 456 real; total 2664.
 BOOST_AUTO_TEST_CASE(conjugate_complex_solve) {
   using C = std::complex<double>;
-  const xt::xtensor<C, 2> D = {{C(1), C(2)}, {C(2), C(1)}};
+  const xt::xtensor<C, 2> D = {{C(1), C(2)}, {C(0, 2), C(1)}};
   const auto Mx = kronex::gallery::bspline_mass<C>(6, 2);
   const auto My = kronex::gallery::bspline_mass<C>(5, 1, boundary::periodic);
   const std::string expected =
       "plan inverse(conj(kron(f0,f1,f2))) on (2,6,5):(30,5,1) [host, complex<double>]\n"
       "  setup\n"
-      "    f0  dense n=2  getrf  L nnz=1 U nnz=3 swaps=1  rcond=0.33\n"
+      "    f0  dense n=2  getrf  L nnz=1 U nnz=3 swaps=1  rcond=0.46\n"
       "    f1  banded n=6 kl=2 ku=2 clamped  gbtrf kl=2 ku=2  L nnz=9 U nnz=15 swaps=0  rcond=0.074\n"
       "    f2  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 swaps=0  rcond=0.35\n"
       "  steps\n"
       "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k  model: lu_subst 280ns, gemm 360ns\n"
-      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960  model: lu_subst 370ns, gemm 490ns\n"
-      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960  model: lu_subst 450ns, gemm 380ns\n"
-      "  total  steps=3  flops=4.344k  bytes=3.84k  workspace=1.536kB  factors=1.64kB\n";
-  // explain() assumes no swaps: f0 has 3 ops instead of 4, 40 B less: factors 1600.
+      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=840  bytes=960  model: lu_subst 270ns, gemm 490ns\n"
+      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=792  bytes=960  model: lu_subst 350ns, gemm 380ns\n"
+      "  total  steps=3  flops=2.472k  bytes=3.84k  workspace=1.536kB  factors=2.664kB\n";
+  // explain() assumes no swaps: f0 has 3 ops instead of 4, 40 B less: factors 2624.
   const std::string estimated =
       "plan inverse(conj(kron(f0,f1,f2))) on (2,6,5):(30,5,1) [host, complex<double>]\n"
       "  setup\n"
@@ -302,9 +308,9 @@ BOOST_AUTO_TEST_CASE(conjugate_complex_solve) {
       "    f2  banded n=5 kl=1 ku=1 periodic  gbtrf kl=4 ku=4  L nnz=7 U nnz=12 (estimate: no swaps)\n"
       "  steps\n"
       "    0  solve  mode 0  f0 R  lu_subst  (1,2,30):(60,30,1)  flops=840  bytes=1.92k  model: lu_subst 280ns, gemm 360ns\n"
-      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=1.8k  bytes=960  model: lu_subst 370ns, gemm 490ns\n"
-      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=1.704k  bytes=960  model: lu_subst 450ns, gemm 380ns\n"
-      "  total  steps=3  flops=4.344k  bytes=3.84k  workspace=1.536kB  factors=1.6kB\n";
+      "    1  solve  mode 1  f1 R  lu_subst  fused with 2  (2,6,5):(30,5,1)  flops=840  bytes=960  model: lu_subst 270ns, gemm 490ns\n"
+      "    2  solve  mode 2  f2 R  lu_subst  (12,5,1):(5,1,1)  flops=792  bytes=960  model: lu_subst 350ns, gemm 380ns\n"
+      "  total  steps=3  flops=2.472k  bytes=3.84k  workspace=1.536kB  factors=2.624kB\n";
   const std::array<std::size_t, 3> shape{2, 6, 5};
   const auto K = kronex::kron(D, Mx, My);
   check_plan(kronex::explain(K.transpose().adjoint().inverse(), shape), estimated);

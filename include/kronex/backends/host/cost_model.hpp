@@ -25,9 +25,12 @@ struct solve_cost_model {
   // Per byte of the tensor (a value's gather into a panel and scatter back; twice as much per
   // value for double as for float), per byte and row-program coefficient (a multiply-add on V
   // lines at once, latency-bound), and per line of the last mode (its lines are transposed into
-  // strips). Complex multiply-adds are four real ones.
+  // strips). Complex multiply-adds are four real ones; with real coefficients (a real matrix:
+  // the kernels run on the values as reals, row_program::real_part) a complex value costs what
+  // its two reals do.
   static constexpr double move_s = 0.24e-9;
-  static constexpr double madd_s = (value_traits<T>::is_complex ? 4.0 : 1.0) * 0.0125e-9;
+  static constexpr double real_madd_s = 0.0125e-9;
+  static constexpr double madd_s = (value_traits<T>::is_complex ? 4.0 : 1.0) * real_madd_s;
   static constexpr double last_mode_move = 1.3;
   static constexpr double last_line_s = 1.5e-9;
   // GEMMs: real flops at the single-core rate of the host BLAS (OpenBLAS, AVX-512: about
@@ -42,11 +45,13 @@ struct solve_cost_model {
   // that stays in cache: measured, that saves about half of one step's moves.
   static constexpr double fused_pair_saving = 0.5;
 
-  static solve_prediction predict(std::size_t L, std::size_t n, std::size_t R, std::size_t coefficients) {
+  static solve_prediction predict(std::size_t L, std::size_t n, std::size_t R, std::size_t coefficients,
+                                  bool real_coefficients) {
     const double values = double(L) * double(n) * double(R), bytes = values * double(sizeof(T));
     const bool last = R == 1;
+    const double madd = real_coefficients ? real_madd_s : madd_s;
     solve_prediction p;
-    p.subst_s = bytes * (move_s * (last ? last_mode_move : 1.0) + madd_s * double(coefficients) / double(n)) +
+    p.subst_s = bytes * (move_s * (last ? last_mode_move : 1.0) + madd * double(coefficients) / double(n)) +
                 (last ? double(L) * last_line_s : 0.0);
     const double calls = last ? 1.0 : double(L);
     p.gemm_s = values * double(n) * madd_flops * flop_s + bytes * stream_s + calls * call_s;

@@ -68,9 +68,12 @@ struct host_costs {
   static constexpr double madd_flops = value_traits<T>::is_complex ? 8.0 : 2.0;
   static constexpr double mul_flops = value_traits<T>::is_complex ? 6.0 : 1.0;
 
-  // Flops of a row program over `lines` lines.
-  static double program_flops(double lines, std::size_t madds, std::size_t multiplies) {
-    return lines * (double(madds) * madd_flops + double(multiplies) * mul_flops);
+  // Flops of a row program over `lines` lines. A complex program with real coefficients runs on
+  // reals (row_program::real_part): a real coefficient times a complex value is 2 flops, and a
+  // multiply-add 4.
+  static double program_flops(double lines, std::size_t madds, std::size_t multiplies, bool real_coefficients) {
+    const bool halved = value_traits<T>::is_complex && real_coefficients;
+    return lines * (double(madds) * (halved ? 4.0 : madd_flops) + double(multiplies) * (halved ? 2.0 : mul_flops));
   }
 };
 
@@ -222,14 +225,15 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
           auto st = make_step<lu_subst_step>(t, d.trans, shape, sizeof(T));
           const band_layout l = f->kind == factor_kind::dense ? band_layout{} : layout_for_lapack(*f);
           const lu_estimate e = l.folded ? estimate_lu(make_view<T>(fold(*f, l.kl))) : estimate_lu(*f);
-          const program_size p = solve_program_size<T>(e, f->n, d.trans);
+          const bool real = real_entries(*f);
+          const program_size p = solve_program_size<T>(e, f->n, d.trans, real);
           fs.method = f->kind == factor_kind::dense ? std::string("getrf")
                                                     : message("gbtrf kl=", l.kl, " ku=", l.ku, l.folded ? " folded" : "");
           fs.result = message("L nnz=", e.nnz_lower, " U nnz=", e.nnz_upper, " (estimate: no swaps)");
-          const solve_prediction model = solve_cost_model<T>::predict(st.view[0], st.view[1], st.view[2], p.madds);
+          const solve_prediction model = solve_cost_model<T>::predict(st.view[0], st.view[1], st.view[2], p.madds, real);
           st.model_subst_s = model.subst_s;
           st.model_gemm_s = model.gemm_s;
-          st.flops = C::program_flops(size / double(f->n), p.madds, p.multiplies);
+          st.flops = C::program_flops(size / double(f->n), p.madds, p.multiplies, real);
           desc.factor_bytes += p.bytes;
           program_bytes.resize(bp.steps.size() + 1, 0);
           program_bytes.back() = p.bytes;
@@ -252,7 +256,7 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
         }
         fs.method = "matvec";
         fs.result = message("nnz=", p.madds);
-        st.flops = C::program_flops(size / double(f->n), p.madds, p.multiplies);
+        st.flops = C::program_flops(size / double(f->n), p.madds, p.multiplies, real_entries(*f));
         desc.factor_bytes += p.bytes;
         bp.steps.push_back(st);
         break;
@@ -481,7 +485,8 @@ private:
   }
 
   void add_program(std::shared_ptr<const row_program<T>> p, step_base& st) {
-    st.flops = C::program_flops(double(product(m_shape)) / double(p->n), p->madds(), p->multiplies());
+    st.flops = C::program_flops(double(product(m_shape)) / double(p->n), p->madds(), p->multiplies(),
+                                p->real_part != nullptr);
     m_payload.push_back(m_programs.size());
     m_desc.factor_bytes += p->bytes();
     m_programs.push_back(std::move(p));

@@ -475,6 +475,18 @@ bool band_rows_across(std::size_t blocks, std::size_t stride, std::size_t gap) {
   return blocks > 1 && gap == strip_width<T> && stride * sizeof(T) % 1024 == 0;
 }
 
+// Complex values as (re, im) pairs of reals (the layout std::complex guarantees): a program with
+// real coefficients (row_program::real_part) runs on them with the real kernels, a block of V
+// complex columns being 2V real ones, with strides twice as many values.
+template <class T>
+real_t<T>* as_reals(T* p) {
+  return reinterpret_cast<real_t<T>*>(p);
+}
+template <class T>
+const real_t<T>* as_reals(const T* p) {
+  return reinterpret_cast<const real_t<T>*>(p);
+}
+
 // In place on K blocks of V columns of n rows: b on entry, op(A)^{-1} b on exit. Row i of
 // block k is at strip + k * gap + i * stride (stride >= V): K gathered strips (stride V, gap
 // n * V), or 2V columns of a slab in cache (stride R, gap V). Substitution is a chain of
@@ -491,6 +503,9 @@ bool band_rows_across(std::size_t blocks, std::size_t stride, std::size_t gap) {
 template <class T, std::size_t K = 1>
 void run_solve_program(const row_program<T>& p, T* const strip, const std::size_t stride, const std::size_t gap,
                        prefetch_stream& ahead) {
+  if constexpr (value_traits<T>::is_complex) {
+    if (p.real_part) return run_solve_program<real_t<T>, K>(*p.real_part, as_reals(strip), 2 * stride, 2 * gap, ahead);
+  }
   with_native_vectors([&](auto bytes) {
     constexpr std::size_t B = decltype(bytes)::value, most = window_rows<T, B, K>;
     if constexpr (band_kernel<T, B, K>) {
@@ -535,6 +550,9 @@ std::size_t solve_chains(const row_program<T>& p) {
 template <class T>
 void run_solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride, std::size_t gap,
                       prefetch_stream& ahead) {
+  if constexpr (value_traits<T>::is_complex) {
+    if (p.real_part) return run_solve_blocks(*p.real_part, as_reals(base), blocks, 2 * stride, 2 * gap, ahead);
+  }
   std::size_t K = 2;
   bool done = false;
   with_native_vectors([&](auto bytes) {
@@ -560,6 +578,9 @@ void run_solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std:
 template <class T>
 void run_apply_program(const row_program<T>& p, const T* const in_at, T* const out_at, const std::size_t row_stride,
                        prefetch_stream& ahead) {
+  if constexpr (value_traits<T>::is_complex) {
+    if (p.real_part) return run_apply_program(*p.real_part, as_reals(in_at), as_reals(out_at), 2 * row_stride, ahead);
+  }
   with_native_vectors([&](auto bytes) {
     const T* const in = in_at;  // locals, as in run_solve_program
     T* const out = out_at;

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "../../core/op.hpp"
@@ -76,6 +77,11 @@ struct row_program {
   std::vector<index_t> src;
   std::vector<T> coef;
   std::vector<band_run> band_runs;  // solve programs, found by find_band_runs (in order)
+  // Complex values only: this program with real coefficients, when all of them (and the scales)
+  // are real, as for a real matrix and complex right-hand sides. A strip row of V complex values
+  // is 2V real ones in memory, (re, im) pairs, so the real kernels run it there: half the
+  // multiply-adds, no permutes, and the real band kernels (set by with_real_part).
+  std::shared_ptr<const row_program<real_t<T>>> real_part;
 
   // Per line: multiply-adds and plain multiplies (row scalings), for flop counts in plans.
   std::size_t madds() const { return coef.size(); }
@@ -85,8 +91,8 @@ struct row_program {
     return s;
   }
   std::size_t bytes() const {
-    return ops.size() * sizeof(row_op<T>) + row_ptr.size() * sizeof(index_t) +
-           src.size() * sizeof(index_t) + coef.size() * sizeof(T);
+    return ops.size() * sizeof(row_op<T>) + row_ptr.size() * sizeof(index_t) + src.size() * sizeof(index_t) +
+           coef.size() * sizeof(T) + (real_part ? real_part->bytes() : 0);
   }
 
   // The most rows written just before an update that it reads (row_op::recent, at most
@@ -172,7 +178,35 @@ struct row_program {
     m_last_write[a] = m_last_write[b] = ops.size();
   }
 
+  // Sets real_part when the program is complex and every coefficient and scale is real.
+  void with_real_part() {
+    if constexpr (value_traits<T>::is_complex) {
+      using R = real_t<T>;
+      const auto real = [](const T& v) { return v.imag() == R(0); };
+      if (!std::all_of(coef.begin(), coef.end(), real) ||
+          !std::all_of(ops.begin(), ops.end(), [&](const row_op<T>& o) { return real(o.scale); }))
+        return;
+      row_program<R> r;
+      r.n = n;
+      r.ops.reserve(ops.size());
+      for (const row_op<T>& o : ops)
+        r.ops.push_back({o.target, o.other, o.begin, o.end, o.scale.real(), o.swap, o.scaled, o.recent});
+      r.row_ptr = row_ptr;
+      r.src = src;
+      r.coef.reserve(coef.size());
+      for (const T& c : coef) r.coef.push_back(c.real());
+      r.band_runs = band_runs;
+      r.m_updates = m_updates;
+      r.m_reading_last = m_reading_last;
+      r.m_recent_rows = m_recent_rows;
+      real_part = std::make_shared<const row_program<R>>(std::move(r));
+    }
+  }
+
 private:
+  template <class>
+  friend struct row_program;
+
   std::size_t width_of(const row_op<T>& o) const { return std::size_t(o.end - o.begin); }
 
   // Whether operation k reads exactly the rows that operations k - lag width, ..., k - lag wrote
@@ -286,6 +320,7 @@ row_program<T> solve_program(const lu_factors<T>& lu, op o) {
       p.add_update(row(i), rows_of(lu.upper[i]), conj, true, T(1) / d);
     }
     p.find_band_runs();
+    p.with_real_part();
     return p;
   }
   const auto ut = transpose_rows(lu.upper);  // row i of U^T: entries U(j, i), j < i
@@ -297,7 +332,25 @@ row_program<T> solve_program(const lu_factors<T>& lu, op o) {
   for (index_t i = n; i-- > 0;) p.add_update(row(i), rows_of(lt[i]), conj, false, T(1));
   for (auto it = lu.swaps.rbegin(); it != lu.swaps.rend(); ++it) p.add_swap(row(it->first), row(it->second));
   p.find_band_runs();
+  p.with_real_part();
   return p;
+}
+
+// f(i, j, A(i, j)) for every entry of a banded or dense factor that may be nonzero: the band
+// (wrapped for a periodic one), or all n^2 entries of a dense one.
+template <class T, class F>
+void for_each_entry(const factor_view<T>& f, F&& fn) {
+  for (std::size_t i = 0; i < f.n; ++i) {
+    if (f.kind == factor_kind::banded) {
+      for (long d = -long(f.kl); d <= long(f.ku); ++d) {
+        long j = long(i) + d;
+        if (f.bc == boundary::periodic) j = (j + long(f.n)) % long(f.n);
+        if (j >= 0 && j < long(f.n)) fn(i, std::size_t(j), f(i, std::size_t(j)));
+      }
+    } else {
+      for (std::size_t j = 0; j < f.n; ++j) fn(i, j, f(i, j));
+    }
+  }
 }
 
 // y = op(A) x, entries of A in row-compressed form, exact zeros dropped.
@@ -307,24 +360,12 @@ row_program<T> apply_program(const factor_view<T>& f, op o) {
   p.n = f.n;
   std::vector<sparse_row<T>> rows(f.n);
   const bool conj = is_conjugated(o);
-  auto add = [&](std::size_t i, std::size_t j) {
-    T v = f(i, j);
+  for_each_entry(f, [&](std::size_t i, std::size_t j, T v) {
     if (v == T(0)) return;
     if (conj) v = conj_if_complex(v);
     if (is_transposed(o)) rows[j].emplace_back(index_t(i), v);
     else rows[i].emplace_back(index_t(j), v);
-  };
-  for (std::size_t i = 0; i < f.n; ++i) {
-    if (f.kind == factor_kind::banded) {
-      for (long d = -long(f.kl); d <= long(f.ku); ++d) {
-        long j = long(i) + d;
-        if (f.bc == boundary::periodic) j = (j + long(f.n)) % long(f.n);
-        if (j >= 0 && j < long(f.n)) add(i, std::size_t(j));
-      }
-    } else {
-      for (std::size_t j = 0; j < f.n; ++j) add(i, j);
-    }
-  }
+  });
   p.row_ptr.push_back(0);
   for (auto& r : rows) {
     for (const auto& [j, v] : r) {
@@ -333,7 +374,23 @@ row_program<T> apply_program(const factor_view<T>& f, op o) {
     }
     p.row_ptr.push_back(index_t(p.coef.size()));
   }
+  p.with_real_part();
   return p;
+}
+
+// Whether a banded or dense factor's entries are all real (always, for a real T): its solve and
+// apply programs then have real coefficients (row_program::real_part). A dense matrix computed
+// only when the plan is instantiated counts as complex.
+template <class T>
+bool real_entries(const factor_view<T>& f) {
+  if constexpr (!value_traits<T>::is_complex) {
+    return true;
+  } else {
+    if (f.kind == factor_kind::dense && f.data == nullptr) return false;
+    bool real = true;
+    for_each_entry(f, [&](std::size_t, std::size_t, const T& v) { real = real && v.imag() == real_t<T>(0); });
+    return real;
+  }
 }
 
 // What a row program costs per line, and its size, known before it is built.
@@ -351,27 +408,26 @@ program_size apply_program_size(const factor_view<T>& f) {
     nnz = f.n * f.n;
     return {nnz, 0, (f.n + 1) * sizeof(index_t) + nnz * (sizeof(index_t) + sizeof(T))};
   }
-  for (std::size_t i = 0; i < f.n; ++i) {
-    if (f.kind == factor_kind::banded) {
-      for (long d = -long(f.kl); d <= long(f.ku); ++d) {
-        long j = long(i) + d;
-        if (f.bc == boundary::periodic) j = (j + long(f.n)) % long(f.n);
-        if (j >= 0 && j < long(f.n) && f(i, std::size_t(j)) != T(0)) ++nnz;
-      }
-    } else {
-      for (std::size_t j = 0; j < f.n; ++j) nnz += f(i, j) != T(0) ? 1 : 0;
-    }
-  }
-  return {nnz, 0, (f.n + 1) * sizeof(index_t) + nnz * (sizeof(index_t) + sizeof(T))};
+  for_each_entry(f, [&](std::size_t, std::size_t, const T& v) { nnz += v != T(0) ? 1 : 0; });
+  const auto bytes = [&](std::size_t value_bytes) {
+    return (f.n + 1) * sizeof(index_t) + nnz * (sizeof(index_t) + value_bytes);
+  };
+  // A complex program with real coefficients holds its real form too (row_program::real_part).
+  const bool twin = value_traits<T>::is_complex && real_entries(f);
+  return {nnz, 0, bytes(sizeof(T)) + (twin ? bytes(sizeof(real_t<T>)) : 0)};
 }
 
 // A solve program's size from estimate_lu (no swaps): the L updates of nonempty rows (columns
-// when transposed) and one scaled U update per row.
+// when transposed) and one scaled U update per row. A complex program with real coefficients
+// (real_coefficients) holds its real form too.
 template <class T>
-program_size solve_program_size(const lu_estimate& e, std::size_t n, op o) {
+program_size solve_program_size(const lu_estimate& e, std::size_t n, op o, bool real_coefficients) {
   const std::size_t coefs = e.nnz_lower + e.nnz_upper - n;
   const std::size_t ops = n + (is_transposed(o) ? e.lower_cols : e.lower_rows);
-  return {coefs, n, ops * sizeof(row_op<T>) + coefs * (sizeof(index_t) + sizeof(T))};
+  std::size_t bytes = ops * sizeof(row_op<T>) + coefs * (sizeof(index_t) + sizeof(T));
+  if constexpr (value_traits<T>::is_complex)
+    if (real_coefficients) bytes += solve_program_size<real_t<T>>(e, n, o, false).bytes;
+  return {coefs, n, bytes};
 }
 
 } // namespace kronex::detail
