@@ -478,6 +478,71 @@ BOOST_AUTO_TEST_CASE(register_window_follows_the_band) {
   BOOST_TEST(p.recent_rows() == 1u);
 }
 
+// Positive definite bands that partial pivoting would swap (B-spline mass matrices of degree 5
+// and 7, clamped and folded periodic; for complex types D M D^H with imaginary entries) are
+// factored by band Cholesky: no swaps, the counts of an LU without pivoting (estimate_lu), and
+// solves that match LAPACK's gbtrs with its pivoting (N, T, C). A Hermitian band that is not
+// positive definite and a band that is not Hermitian keep gbtrf and its swaps. Catches a wrong
+// L = C D^-1 or U = D C^H (the solves), a Cholesky kept for a matrix it does not fit (pbtrf
+// fails: indefinite), or tried where it does not apply (not Hermitian).
+BOOST_AUTO_TEST_CASE_TEMPLATE(positive_definite_bands_need_no_swaps, T, value_types) {
+  const auto dense_of = [](const kronex::factor_view<T>& v) {
+    xt::xtensor<T, 2> a = xt::zeros<T>({v.n, v.n});
+    for (std::size_t i = 0; i < v.n; ++i)
+      for (std::size_t j = 0; j < v.n; ++j) a(i, j) = v(i, j);
+    return a;
+  };
+  // Degree 7's condition number (about 1e4) puts float solves beyond the suite's tolerance.
+  const std::vector<int> degrees = sizeof(kronex::real_t<T>) == 4 ? std::vector<int>{5} : std::vector<int>{5, 7};
+  for (int p : degrees) {
+    for (auto [n, bc] : {std::pair<std::size_t, boundary>{40, boundary::clamped}, {100, boundary::periodic}}) {
+      auto M = kronex::gallery::bspline_mass<T>(n, p, bc);
+      if constexpr (kronex::value_traits<T>::is_complex) {
+        // Hermitian positive definite with imaginary entries: D M D^H, D = diag(exp(0.3 i k)),
+        // whose entries have M's magnitudes (gbtrf pivots alike).
+        const auto phase = [](std::size_t k) { return std::polar(kronex::real_t<T>(1), kronex::real_t<T>(0.3) * kronex::real_t<T>(k)); };
+        kronex::banded<T> H(n, std::size_t(p), std::size_t(p), bc);
+        for (std::size_t i = 0; i < n; ++i)
+          for (long d = -p; d <= p; ++d) {
+            const std::size_t j = std::size_t((long(i) + d + long(n)) % long(n));
+            if (bc == boundary::clamped && (long(i) + d < 0 || long(i) + d >= long(n))) continue;
+            H(i, j) = phase(i) * T(M(i, j)) * std::conj(phase(j));
+          }
+        M = H;
+      }
+      const auto view = kronex::make_view<T>(M);
+      const auto lu = kronex::detail::factorize(view, 0);
+      const std::string what = "bspline_mass p=" + std::to_string(p) + " " + kronex::to_string(bc);
+      BOOST_TEST(lu.method == "pbtrf", what);
+      BOOST_TEST(lu.swaps.empty(), what);
+      if (bc == boundary::clamped) {
+        const auto e = kronex::detail::estimate_lu(view);
+        BOOST_TEST(lu.nnz_lower() == e.nnz_lower, what);
+        BOOST_TEST(lu.nnz_upper() == e.nnz_upper, what);
+        check_solves(view, dense_of(view), std::size_t(p), std::size_t(p), what);
+      } else {
+        BOOST_TEST(!lu.order.empty(), what << ": folded");
+        check_solves(view, dense_of(view), n - 1, n - 1, what);
+      }
+    }
+  }
+  // Symmetric and indefinite (diagonal 0.1, off-diagonals 1): gbtrf pivots, pbtrf fails.
+  kronex::banded<T> S(30, 1, 1);
+  for (std::size_t i = 0; i < 30; ++i) {
+    S(i, i) = T(0.1);
+    if (i + 1 < 30) S(i, i + 1) = S(i + 1, i) = T(1);
+  }
+  const auto indefinite = kronex::detail::factorize(kronex::make_view(S), 0);
+  BOOST_TEST(indefinite.method == "gbtrf");
+  BOOST_TEST(!indefinite.swaps.empty());
+  check_solves(kronex::make_view(S), dense_of(kronex::make_view(S)), 1, 1, "symmetric indefinite");
+  // Not Hermitian, pivoting: gbtrf.
+  const auto B = kronex_test::band<T>(30, 2, 2, boundary::clamped, true);
+  const auto unsymmetric = kronex::detail::factorize(kronex::make_view(B), 0);
+  BOOST_TEST(unsymmetric.method == "gbtrf");
+  BOOST_TEST(!unsymmetric.swaps.empty());
+}
+
 // The fill of a periodic factor decays geometrically away from the wrap; its entries below eps^2
 // of their row are dropped, so a periodic mass matrix at n = 256 leaves no subnormal coefficient
 // (which would cost a hundred cycles each on every line, float most of all) while its solves

@@ -1,7 +1,8 @@
 #pragma once
-// Thin typed wrappers over LAPACK's band and general LU (?gbtrf/?gbtrs/?getrf) and their
-// condition estimates (?gecon, and the ?lacn2 estimator driven by kronex's own solves). They return
-// LAPACK's info; callers decide what a nonzero info means (singular factor vs. kronex bug).
+// Thin typed wrappers over LAPACK's band and general LU (?gbtrf/?gbtrs/?getrf), band Cholesky
+// (?pbtrf) and condition estimates (?gecon, and the ?lacn2 estimator driven by kronex's own
+// solves). They return LAPACK's info; callers decide what a nonzero info means (singular factor
+// vs. kronex bug).
 #include <algorithm>
 #include <complex>
 #include <type_traits>
@@ -72,6 +73,22 @@ inline int_t getrf(int_t n, std::complex<float>* a, int_t lda, int_t* ipiv) {
 }
 inline int_t getrf(int_t n, std::complex<double>* a, int_t lda, int_t* ipiv) {
   int_t info = 0; LAPACK_zgetrf(&n, &n, a, &lda, ipiv, &info); return info;
+}
+
+// Band Cholesky A = C C^H of a Hermitian positive definite band (uplo 'L': ab is column-major
+// with ldab >= kd+1 and ab[(i-j) + j*ldab] = A(i, j) for j <= i <= j+kd; C overwrites it). info > 0:
+// A is not positive definite.
+inline int_t pbtrf(int_t n, int_t kd, float* ab, int_t ldab) {
+  const char uplo = 'L'; int_t info = 0; LAPACK_spbtrf(&uplo, &n, &kd, ab, &ldab, &info); return info;
+}
+inline int_t pbtrf(int_t n, int_t kd, double* ab, int_t ldab) {
+  const char uplo = 'L'; int_t info = 0; LAPACK_dpbtrf(&uplo, &n, &kd, ab, &ldab, &info); return info;
+}
+inline int_t pbtrf(int_t n, int_t kd, std::complex<float>* ab, int_t ldab) {
+  const char uplo = 'L'; int_t info = 0; LAPACK_cpbtrf(&uplo, &n, &kd, ab, &ldab, &info); return info;
+}
+inline int_t pbtrf(int_t n, int_t kd, std::complex<double>* ab, int_t ldab) {
+  const char uplo = 'L'; int_t info = 0; LAPACK_zpbtrf(&uplo, &n, &kd, ab, &ldab, &info); return info;
 }
 
 // One step of LAPACK's 1-norm estimator (Hager/Higham, ?lacn2) by reverse communication: the

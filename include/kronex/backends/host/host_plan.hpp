@@ -405,10 +405,17 @@ private:
       return solve_program(*lu, st.trans);
     });
     if (!lu) factor();  // the program was shared: the LU is in the store too, for the numbers
+    name_method(fs, *lu);
     fs.result = message("L nnz=", lu->nnz_lower(), " U nnz=", lu->nnz_upper(), " swaps=", lu->swaps.size(),
                         lu_shared || program_shared ? " shared" : "");
     fs.rcond = lu->rcond;
     add_program(program, st);
+  }
+
+  // The planner names gbtrf for every band; a positive definite band that gbtrf would pivot was
+  // factored by its band Cholesky instead (lu_factors.hpp), which the plan then says.
+  static void name_method(factor_setup& fs, const lu_factors<T>& lu) {
+    if (lu.method == "pbtrf") fs.method = message("pbtrf kd=", lu.lapack_kl, lu.order.empty() ? "" : " folded");
   }
 
   void add_apply(const operator_desc<T>& d, matvec_step& st) {
@@ -466,6 +473,7 @@ private:
         for (std::size_t c = 0; c < V && j0 + c < n; ++c) g.a[i * n + j0 + c] = strip[i * V + c];
     }
     factor_setup& fs = m_desc.setup[st.mode];
+    name_method(fs, *lu);
     fs.result = message("L nnz=", lu->nnz_lower(), " U nnz=", lu->nnz_upper(), " swaps=", lu->swaps.size(),
                         ", inverse ", n, "x", n, shared ? " shared" : "");
     fs.rcond = lu->rcond;
