@@ -72,6 +72,21 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(dense_inverse_matches_the_reference, T, value_type
   BOOST_TEST(setup.method == "gbtrf kl=4 ku=4 folded, dense inverse", setup.method);
   BOOST_TEST(setup.result.find("inverse 70x70") != std::string::npos, setup.result);
   BOOST_TEST(solver.plan().factor_bytes == (36 + 70 * 70 + 25) * sizeof(T));
+  // A positive definite band that gbtrf would pivot is factored by band Cholesky (pbtrf), by
+  // substitution and as a dense inverse; the plan names it so, and the results stay the
+  // reference's.
+  const auto Q = kronex::gallery::bspline_mass<T>(40, 5);
+  const auto KQ = kronex::kron(B, Q, D);
+  const auto bq = kronex_test::random_tensor<T>(std::array<std::size_t, 3>{6, 40, 5});
+  const xt::xtensor<T, 3> expected = kronex::reference::evaluate(KQ.inverse(), bq);
+  for (const auto how : {solve_method::substitution, solve_method::dense_inverse}) {
+    auto q = kronex::compile(KQ.inverse(), bq, solving_by(how));
+    const std::string method = q.plan().setup.at(1).method;
+    BOOST_TEST(method == (how == solve_method::substitution ? "pbtrf kd=5" : "pbtrf kd=5, dense inverse"), method);
+    xt::xtensor<T, 3> x = bq;
+    q(bq, x);
+    BOOST_TEST(kronex_test::rel_error(x, expected) <= tol, method << ": error " << kronex_test::rel_error(x, expected));
+  }
 }
 
 // The dense-inverse path factors as the substitution does: a singular factor is refused at

@@ -413,9 +413,12 @@ private:
   }
 
   // The planner names gbtrf for every band; a positive definite band that gbtrf would pivot was
-  // factored by its band Cholesky instead (lu_factors.hpp), which the plan then says.
+  // factored by its band Cholesky instead (lu_factors.hpp), which the plan then says (keeping
+  // what follows the name, such as ", dense inverse").
   static void name_method(factor_setup& fs, const lu_factors<T>& lu) {
-    if (lu.method == "pbtrf") fs.method = message("pbtrf kd=", lu.lapack_kl, lu.order.empty() ? "" : " folded");
+    if (lu.method != "pbtrf") return;
+    const std::size_t rest = std::min(fs.method.find(','), fs.method.size());
+    fs.method = message("pbtrf kd=", lu.lapack_kl, lu.order.empty() ? "" : " folded") + fs.method.substr(rest);
   }
 
   void add_apply(const operator_desc<T>& d, matvec_step& st) {
