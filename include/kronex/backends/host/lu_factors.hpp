@@ -284,34 +284,11 @@ std::optional<lu_factors<T>> factor_positive_definite_band(const factor_view<T>&
   return lu;
 }
 
-// gbtrf of `band` (A itself, or its folded form B) with band widths kl, ku; errors name `user`,
-// the factor the user gave. A symmetric permutation keeps ||.||_1 and the condition number.
-// Where gbtrf swaps rows of a Hermitian positive definite band, its band Cholesky is used
-// instead (factor_positive_definite_band): the same solves without the swaps.
+// The factors gbtrf left in `ab` (band storage with widths kl, ku: ldab = 2 kl + ku + 1) and ipiv.
 template <class T>
-lu_factors<T> factor_band(const factor_view<T>& band, std::size_t kl, std::size_t ku, std::size_t mode,
-                          const factor_view<T>& user, const compile_options& opts) {
-  const std::size_t n = band.n, kv = kl + ku, ldab = 2 * kl + ku + 1;
-  std::vector<T> ab(ldab * n, T(0));
-  for (std::size_t j = 0; j < n; ++j) {
-    const std::size_t i0 = j > ku ? j - ku : 0, i1 = std::min(n - 1, j + kl);
-    for (std::size_t i = i0; i <= i1; ++i) ab[(kv + i - j) + j * ldab] = band(i, j);
-  }
-  std::vector<lapack::int_t> ipiv(n);
-  check_info(lapack::gbtrf(lapack::int_t(n), lapack::int_t(kl), lapack::int_t(ku), ab.data(),
-                           lapack::int_t(ldab), ipiv.data()),
-             mode, user, "gbtrf");
-  bool swapped = false;
-  for (std::size_t k = 0; k < n; ++k) swapped = swapped || std::size_t(ipiv[k] - 1) != k;
-  if (swapped && kl == ku && is_hermitian_band(band, kl)) {
-    if (auto lu = factor_positive_definite_band(band, kl)) {
-      lu->rcond = estimate_rcond(*lu, norm1(user));
-      check_rcond(lu->rcond, mode, user, "lacn2", opts);
-      drop_negligible(*lu);
-      return std::move(*lu);
-    }
-  }
-
+lu_factors<T> gbtrf_factors(const std::vector<T>& ab, const std::vector<lapack::int_t>& ipiv, std::size_t kl,
+                            std::size_t ku) {
+  const std::size_t n = ipiv.size(), kv = kl + ku, ldab = 2 * kl + ku + 1;
   lu_factors<T> lu;
   lu.n = n;
   lu.method = "gbtrf";
@@ -341,6 +318,31 @@ lu_factors<T> factor_band(const factor_view<T>& band, std::size_t kl, std::size_
       if (v != T(0)) lu.upper[i].emplace_back(index_t(j), v);
     }
   }
+  return lu;
+}
+
+// gbtrf of `band` (A itself, or its folded form B) with band widths kl, ku; errors name `user`,
+// the factor the user gave. A symmetric permutation keeps ||.||_1 and the condition number.
+// Where gbtrf swaps rows of a Hermitian positive definite band, its band Cholesky is used
+// instead (factor_positive_definite_band): the same solves without the swaps.
+template <class T>
+lu_factors<T> factor_band(const factor_view<T>& band, std::size_t kl, std::size_t ku, std::size_t mode,
+                          const factor_view<T>& user, const compile_options& opts) {
+  const std::size_t n = band.n, kv = kl + ku, ldab = 2 * kl + ku + 1;
+  std::vector<T> ab(ldab * n, T(0));
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::size_t i0 = j > ku ? j - ku : 0, i1 = std::min(n - 1, j + kl);
+    for (std::size_t i = i0; i <= i1; ++i) ab[(kv + i - j) + j * ldab] = band(i, j);
+  }
+  std::vector<lapack::int_t> ipiv(n);
+  check_info(lapack::gbtrf(lapack::int_t(n), lapack::int_t(kl), lapack::int_t(ku), ab.data(),
+                           lapack::int_t(ldab), ipiv.data()),
+             mode, user, "gbtrf");
+  bool swapped = false;
+  for (std::size_t k = 0; k < n; ++k) swapped = swapped || std::size_t(ipiv[k] - 1) != k;
+  std::optional<lu_factors<T>> cholesky;
+  if (swapped && kl == ku && is_hermitian_band(band, kl)) cholesky = factor_positive_definite_band(band, kl);
+  lu_factors<T> lu = cholesky ? std::move(*cholesky) : gbtrf_factors(ab, ipiv, kl, ku);
   lu.rcond = estimate_rcond(lu, norm1(user));
   check_rcond(lu.rcond, mode, user, "lacn2", opts);
   drop_negligible(lu);
