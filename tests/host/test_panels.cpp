@@ -30,16 +30,16 @@ using kronex::boundary;
 using last_mode_types = std::tuple<float, double, std::complex<float>, std::complex<double>>;
 
 // x = A^{-1} along `mode` of t: move the mode to the front, solve A X = T(n, lines), move back.
-template <std::size_t D>
-xt::xtensor<double, D> solve_along(const xt::xtensor<double, 2>& a, const xt::xtensor<double, D>& t, std::size_t mode) {
+template <std::size_t D, class W>
+xt::xtensor<W, D> solve_along(const xt::xtensor<W, 2>& a, const xt::xtensor<W, D>& t, std::size_t mode) {
   std::array<std::size_t, D> perm{};
   perm[0] = mode;
   for (std::size_t k = 0, j = 1; k < D; ++k)
     if (k != mode) perm[j++] = k;
-  xt::xtensor<double, D> moved = xt::transpose(t, perm);
+  xt::xtensor<W, D> moved = xt::transpose(t, perm);
   const std::size_t n = moved.shape()[0], lines = moved.size() / n;
-  xt::xtensor<double, 2> rhs = xt::reshape_view(moved, {n, lines});
-  xt::xtensor<double, 2> sol = xt::linalg::solve(a, rhs);
+  xt::xtensor<W, 2> rhs = xt::reshape_view(moved, {n, lines});
+  xt::xtensor<W, 2> sol = xt::linalg::solve(a, rhs);
   std::copy(sol.begin(), sol.end(), moved.begin());
   std::array<std::size_t, D> inv{};
   for (std::size_t k = 0; k < D; ++k) inv[perm[k]] = k;
@@ -257,4 +257,129 @@ BOOST_AUTO_TEST_CASE(fused_pair_in_place_at_every_offset_in_a_cache_line) {
     BOOST_TEST(kronex_test::rel_error(y, expected) <= 1e-12,
                "offset " << offset << " doubles past a cache line: error " << kronex_test::rel_error(y, expected));
   }
+}
+
+// Row sweeps (row_sweep.hpp): a first-mode substitution (L = 1) on the tensor's rows in place,
+// with the last mode interleaved, for tensors of at least 8 MiB on one thread. Against each
+// factor's dense solve along its mode (in double precision for float types): the last mode
+// solved in blocks of rows before the first operation that touches them, pieces of band runs
+// (one front, two fronts split at either front), the general kernel (swaps; complex entries), a
+// partial last block of rows, tail columns (R % V != 0) and, when every row starts at the same
+// offset in a cache line, head columns at each offset (the blocks start on a line), through a
+// strip.
+namespace {
+
+// 0.5 I plus the skew-symmetric tridiagonal (1 below, -1 above): normal, singular values in
+// [0.5, 2.5] at any size, and partial pivoting swaps rows (|1| > |0.5| under the diagonal).
+kronex::banded<double> skew_band(std::size_t n) {
+  kronex::banded<double> a(n, 1, 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    a(i, i) = 0.5;
+    if (i >= 1) a(i, i - 1) = 1.0;
+    if (i + 1 < n) a(i, i + 1) = -1.0;
+  }
+  return a;
+}
+
+template <class T>
+kronex::banded<T> complex_band(std::size_t n) {
+  kronex::banded<T> a(n, 2, 2);
+  for (std::size_t i = 0; i < n; ++i)
+    for (long d = -2; d <= 2; ++d) {
+      const long j = long(i) + d;
+      if (j >= 0 && j < long(n)) a(i, std::size_t(j)) = d == 0 ? T(4, 1) : T(0.5, 0.25 * double(d));
+    }
+  return a;
+}
+
+// kron(f0, f1), or kron(f0, identity(middle), f1) for a 3D shape: step 0 (mode 0) must be
+// interleaved with step 1 (the last mode). `offsets`: the in-place runs, each at that many values
+// past a cache line.
+template <class T, std::size_t D, class F0, class F1>
+void check_row_sweep(const F0& f0, const F1& f1, const std::array<std::size_t, D>& shape, const std::string& what,
+                     std::size_t offsets) {
+  using W = kronex_test::wide_t<T>;
+  const auto K = [&] {
+    if constexpr (D == 2) return kronex::kron(f0, f1);
+    else return kronex::kron(f0, kronex::identity(shape[1]), f1);
+  }();
+  const auto b = kronex_test::random_tensor<T>(shape);
+  const xt::xtensor<W, 2> a0 = xt::cast<W>(kronex::reference::dense(kronex::make_view(f0)));
+  const xt::xtensor<W, 2> a1 = xt::cast<W>(kronex::reference::dense(kronex::make_view(f1)));
+  const xt::xtensor<W, D> expected = solve_along<D>(a1, solve_along<D>(a0, xt::xtensor<W, D>(xt::cast<W>(b)), 0), D - 1);
+  kronex::compile_options one;
+  one.threads = 1;
+  one.solves = kronex::solve_method::substitution;
+  auto solver = kronex::compile(K.inverse(), b, one);
+  BOOST_TEST_MESSAGE(what << "\n" << solver);
+  const auto& steps = solver.plan().steps;
+  BOOST_TEST_REQUIRE(steps.size() == 2u, what);
+  BOOST_TEST_REQUIRE(kronex::interleaved_with_next(steps[0]), what << ": step 0 interleaved");
+  BOOST_TEST(!kronex::interleaved_with_next(steps[1]), what);
+  const double tol = kronex_test::tolerance<T>();
+  const auto error_of = [&](const auto& x) { return kronex_test::rel_error(xt::xtensor<W, D>(xt::cast<W>(x)), expected); };
+  const double out_of_place = error_of(solver(b));
+  BOOST_TEST(out_of_place <= tol, what << ": out of place, error " << out_of_place);
+  std::vector<T> buffer(b.size() + 2 * 64 / sizeof(T));  // a line to reach one, a line of offsets
+  const std::size_t first = (64 - reinterpret_cast<std::uintptr_t>(buffer.data()) % 64) % 64 / sizeof(T);
+  for (std::size_t offset = 0; offset < offsets; ++offset) {
+    T* x = buffer.data() + first + offset;
+    std::copy(b.begin(), b.end(), x);
+    solver.run(x, x);
+    const double error = error_of(xt::adapt(x, b.size(), xt::no_ownership(), shape));
+    BOOST_TEST(error <= tol, what << ": in place " << offset << " values past a cache line, error " << error);
+  }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(row_sweeps) {
+  using kronex::gallery::bspline_mass;
+  using cd = std::complex<double>;
+  using cf = std::complex<float>;
+  // 1030 rows: 64 blocks of 16 and a partial one; R = 1026: 64 blocks of 16 columns and 2 after.
+  check_row_sweep<double, 2>(bspline_mass<double>(1030, 3), bspline_mass<double>(1026, 3), {1030, 1026},
+                             "(1030,1026) clamped, tail columns", 1);
+  // Swaps (the general kernel) on mode 0; rows of 1024 values, so each offset gives another head.
+  check_row_sweep<double, 2>(skew_band(1030), bspline_mass<double>(1024, 3, boundary::periodic), {1030, 1024},
+                             "(1030,1024) swaps, head columns", 8);
+  check_row_sweep<double, 2>(bspline_mass<double>(1027, 3, boundary::periodic),
+                             bspline_mass<double>(1024, 2, boundary::periodic), {1027, 1024},
+                             "(1027,1024) folded periodic: two fronts", 2);
+  check_row_sweep<float, 2>(bspline_mass<float>(1450, 3, boundary::periodic), bspline_mass<float>(1450, 3),
+                            {1450, 1450}, "(1450,1450) float", 1);
+  check_row_sweep<cd, 2>(bspline_mass<cd>(730, 3), bspline_mass<cd>(736, 3, boundary::periodic), {730, 736},
+                         "(730,736) complex values, real entries", 4);
+  check_row_sweep<cd, 2>(complex_band<cd>(730), bspline_mass<cd>(736, 3), {730, 736},
+                         "(730,736) complex entries", 1);
+  check_row_sweep<cf, 2>(bspline_mass<cf>(1030, 3, boundary::periodic), bspline_mass<cf>(1024, 3), {1030, 1024},
+                         "(1030,1024) complex<float>", 2);
+  // Rows of 40 lines of the last mode: blocks of one row.
+  check_row_sweep<double, 3>(bspline_mass<double>(202, 3), bspline_mass<double>(130, 3, boundary::periodic),
+                             {202, 40, 130}, "(202,40,130) identity between", 2);
+}
+
+// When the panel walks stay: more than one thread, a tensor under 8 MiB, rows over 64 KiB, and a
+// last mode that is not the step after mode 0.
+BOOST_AUTO_TEST_CASE(row_sweeps_only_where_they_pay) {
+  using kronex::gallery::bspline_mass;
+  const auto interleaved = [](const auto& K, std::array<std::size_t, 2> shape, std::size_t threads) {
+    kronex::compile_options o;
+    o.threads = threads;
+    o.solves = kronex::solve_method::substitution;
+    const auto plan = kronex::explain_plan(K.inverse(), shape, o);
+    BOOST_TEST_REQUIRE(plan.steps.size() == 2u);
+    return kronex::interleaved_with_next(plan.steps[0]);
+  };
+  const auto M = [](std::size_t n) { return bspline_mass<double>(n, 3); };
+  BOOST_TEST(interleaved(kronex::kron(M(1024), M(1024)), {1024, 1024}, 1));       // 8 MiB
+  BOOST_TEST(!interleaved(kronex::kron(M(1024), M(1024)), {1024, 1024}, 2));      // two threads
+  BOOST_TEST(!interleaved(kronex::kron(M(1023), M(1024)), {1023, 1024}, 1));      // under 8 MiB
+  BOOST_TEST(interleaved(kronex::kron(M(130), M(8192)), {130, 8192}, 1));         // rows of 64 KiB
+  BOOST_TEST(!interleaved(kronex::kron(M(130), M(8200)), {130, 8200}, 1));        // rows over 64 KiB
+  kronex::compile_options o;
+  o.threads = 1;
+  o.solves = kronex::solve_method::substitution;
+  const auto plan = kronex::explain_plan(kronex::kron(M(100), M(40), M(300)).inverse(), std::array<std::size_t, 3>{100, 40, 300}, o);
+  for (const auto& st : plan.steps) BOOST_TEST(!kronex::interleaved_with_next(st));  // mode 0 then mode 1
 }

@@ -117,6 +117,7 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
         os << "  mode " << b.mode << "  " << (b.factor_name.empty() ? "f" + std::to_string(b.factor) : b.factor_name)
            << ' ' << trans_letter(b.trans);
       os << "  " << step_method(st) << (fused_with_next(st) ? "  fused with " + std::to_string(s + 1) : std::string())
+         << (interleaved_with_next(st) ? "  interleaved with " + std::to_string(s + 1) : std::string())
          << "  " << detail::format_layout(b.view, b.view_strides) << "  flops=" << detail::format_count(b.flops)
          << "  bytes=" << detail::format_count(b.bytes);
       if (b.model_subst_s >= 0)

@@ -71,6 +71,9 @@ struct lu_subst_step : step_base {
   // Runs slab by slab together with the next step (adjacent modes whose slab fits in cache):
   // this step reads the tensor, the next one writes it, and the slab between stays in cache.
   bool fused_with_next = false;
+  // Runs on the tensor's rows in place (the first mode, rows short enough for cache), with the
+  // next step (the last mode) interleaved in its forward sweep: a row sweep (row_sweep.hpp).
+  bool interleaved_with_next = false;
 };
 
 // Host: y = op(A) x along the mode, A's entries as a row program, in panels; or, for a dense
@@ -239,6 +242,11 @@ inline bool fused_with_next(const step& s) {
                                [](const matvec_step& k) { return k.fused_with_next; },
                                [](const auto&) { return false; }},
                     s);
+}
+
+inline bool interleaved_with_next(const step& s) {
+  const auto* k = std::get_if<lu_subst_step>(&s);
+  return k && k->interleaved_with_next;
 }
 
 // Host<->device copies the step makes each run (staged steps, staged exchanges, staged

@@ -39,6 +39,7 @@
 #include "lu_factors.hpp"
 #include "row_kernels.hpp"
 #include "row_program.hpp"
+#include "row_sweep.hpp"
 #include "streaming_stores.hpp"
 #include "tiles.hpp"
 
@@ -53,6 +54,7 @@ struct host_blueprint {
   plan_description desc;
   std::vector<host_step> steps;
   std::vector<std::size_t> slab_group;  // per fused first step: slabs processed at once
+  std::vector<std::size_t> sweep_rows;  // per row sweep's first step: rows of a block (row_sweep.hpp)
   // One panel; the panel buffer holds `panels` of them, or an in-place GEMM chunk if larger.
   std::size_t panel_values = 0, panels = 0, gemm_values = 0, slab_values = 0, line_values = 0;
   std::size_t threads = 1;  // each has its own panel buffer and slab buffer
@@ -186,6 +188,30 @@ void choose_solve_methods(host_blueprint<T>& bp, solve_method how, const std::ve
 
 // Plan phase (after the check): what the host will run and what it costs. Reads the factors'
 // entries only to count an apply's nonzeros; factors nothing and allocates no workspace.
+// A substitution on the first mode (L = 1) directly followed by one on the last mode (R = 1) of
+// the same tensor runs as a row sweep (row_sweep.hpp) when the first mode's rows hold at least V
+// values and are short enough to stay in cache, the tensor has at least row_sweep_min_bytes,
+// and the plan runs on one thread. The last mode is solved in blocks of whole rows that fill at
+// least one strip of its lines. The steps move the tensor twice, as apart, so their bytes stay.
+template <class T>
+void sweep_rows(host_blueprint<T>& bp) {
+  constexpr std::size_t V = strip_width<T>;
+  bp.sweep_rows.assign(bp.steps.size(), 0);
+  if (bp.threads != 1) return;
+  for (std::size_t s = 0; s + 1 < bp.steps.size(); ++s) {
+    auto* a = std::get_if<lu_subst_step>(&bp.steps[s]);
+    const auto* b = std::get_if<lu_subst_step>(&bp.steps[s + 1]);
+    if (!a || !b || bp.slab_group[s] > 0 || (s > 0 && bp.slab_group[s - 1] > 0)) continue;
+    const std::size_t n = a->view[1], R = a->view[2];
+    const bool shape = a->view[0] == 1 && b->view[2] == 1 && b->mode > a->mode && b->view[0] * b->view[1] == n * R;
+    if (!shape || R < V || R * sizeof(T) > row_sweep_max_row_bytes || n * R * sizeof(T) < row_sweep_min_bytes) continue;
+    const std::size_t lines_per_row = R / b->view[1];
+    bp.sweep_rows[s] = std::max<std::size_t>(1, (V + lines_per_row - 1) / lines_per_row);
+    a->interleaved_with_next = true;
+    ++s;
+  }
+}
+
 template <class T>
 host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
   using C = host_costs<T>;
@@ -281,6 +307,7 @@ host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
   bp.panel_values = panel;
   bp.panels = out_panel ? 2 : 1;
   bp.threads = host_threads_for(d.options.threads, product(shape));
+  sweep_rows(bp);
   desc.threads = bp.threads;
   desc.workspace_bytes = (bp.threads * (bp.panel_buffer_values() + bp.slab_buffer_values()) + bp.line_values) * sizeof(T);
   for (const host_step& s : bp.steps) desc.steps.push_back(to_step(s));
@@ -301,7 +328,8 @@ public:
   // Instantiate a planned blueprint: d must be the description it was planned from.
   host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
       : m_shape(bp.desc.shape), m_desc(std::move(bp.desc)), m_steps(std::move(bp.steps)),
-        m_slab_group(std::move(bp.slab_group)), m_panel_values(bp.panel_values), m_threads(bp.threads),
+        m_slab_group(std::move(bp.slab_group)), m_sweep_rows(std::move(bp.sweep_rows)),
+        m_panel_values(bp.panel_values), m_threads(bp.threads),
         m_panel_stride(bp.panel_buffer_values()), m_slab_stride(bp.slab_buffer_values()),
         m_streaming_min_bytes(host_streaming_min_bytes()) {
     check_vector_bytes_setting();
@@ -316,6 +344,9 @@ public:
                  m_steps[s]);
       m_desc.steps[s] = to_step(m_steps[s]);
     }
+    m_sweeps.resize(m_steps.size());
+    for (std::size_t s = 0; s < m_steps.size(); ++s)
+      if (m_sweep_rows[s] > 0) m_sweeps[s] = make_row_sweep_schedule(*m_programs[m_payload[s]], m_sweep_rows[s]);
     m_panels.assign(m_threads * m_panel_stride, T(0));
     m_slab.assign(m_threads * m_slab_stride, T(0));
     m_lines.assign(bp.line_values, T(0));
@@ -354,6 +385,9 @@ public:
                         : prefetch_stream{};
           run_step(s + 1, g * n, next.view[1], next.view[2], work, x + l * slab, t, &ahead);
         });
+        ++s;
+      } else if (m_sweep_rows[s] > 0) {
+        run_row_sweep(s, src, x);
         ++s;
       } else {
         run_step(s, L, n, R, src, x, all_threads);
@@ -544,28 +578,77 @@ private:
     if (src != dst) std::memcpy(dst, src, g * n * R * sizeof(T));
     prefetch_stream none;
     T* strip = m_panels.data() + thread * m_panel_stride;
-    // Columns [c, c + w) of each range, side by side in the strip (at most V in all).
-    using columns = std::pair<std::size_t, std::size_t>;
-    const auto through_strip = [&](T* slab, std::initializer_list<columns> ranges) {
-      for (std::size_t i = 0; i < n; ++i) {
-        T* to = strip + i * V;
-        for (const auto& [c, w] : ranges) to = std::copy_n(slab + i * R + c, w, to);
-        std::fill(to, strip + (i + 1) * V, T(0));
-      }
-      run_solve_program(p, strip, V, 0, none);
-      for (std::size_t i = 0; i < n; ++i) {
-        const T* from = strip + i * V;
-        for (const auto& [c, w] : ranges) std::copy_n(from, w, slab + i * R + c), from += w;
-      }
-    };
     for (std::size_t l = 0; l < g; ++l) {
       T* slab = dst + l * n * R;
       const std::size_t head = columns_before_cache_line(slab, R);
       const std::size_t blocks = (R - head) / V, rest = head + blocks * V, tail = R - rest;
       run_solve_blocks(p, slab + head, blocks, R, V, none);
       // head + tail <= V: a row is whole lines when head > 0, and V values are two lines.
-      if (head + tail > 0) through_strip(slab, {{0, head}, {rest, tail}});
+      if (head + tail > 0) solve_through_strip(p, slab, n, R, {{0, head}, {rest, tail}}, strip);
     }
+  }
+
+  // Program p on columns [c, c + w) of each range of the n rows of a slab (R apart), gathered
+  // side by side into a strip (at most V columns in all; zeros after them) and scattered back.
+  using columns = std::pair<std::size_t, std::size_t>;
+  static void solve_through_strip(const row_program<T>& p, T* slab, std::size_t n, std::size_t R,
+                                  std::initializer_list<columns> ranges, T* strip) {
+    for (std::size_t i = 0; i < n; ++i) {
+      T* to = strip + i * V;
+      for (const auto& [c, w] : ranges) to = std::copy_n(slab + i * R + c, w, to);
+      std::fill(to, strip + (i + 1) * V, T(0));
+    }
+    run_solve_program(p, strip);
+    for (std::size_t i = 0; i < n; ++i) {
+      const T* from = strip + i * V;
+      for (const auto& [c, w] : ranges) std::copy_n(from, w, slab + i * R + c), from += w;
+    }
+  }
+
+  // Steps s (the first mode: n rows of R values) and s + 1 (the last mode: lines of m values)
+  // as a row sweep (row_sweep.hpp) from src into x, on the calling thread. Before each piece of
+  // the first mode's operations, the last mode is solved on the rows of the blocks the piece
+  // touches first (its panel walk, prefetching the next block); the piece then runs on whole rows
+  // of x in blocks of V columns from the first column where every row has a cache line start
+  // (as solve_slabs), prefetching the rows of the operations row_sweep_prefetch_rows ahead. The
+  // columns before and after the blocks go through a strip at the end.
+  void run_row_sweep(std::size_t s, const T* src, T* x) {
+    const std::size_t n = info(s).view[1], R = info(s).view[2], m = info(s + 1).view[1];
+    const row_sweep_schedule& sweep = m_sweeps[s];
+    const auto& p = *m_programs[m_payload[s]];
+    const auto rows_of = [&](std::size_t k) {  // rows [first, last) of the k-th block solved
+      const std::size_t first = sweep.block_order[k] * sweep.block_rows;
+      return std::pair{first, std::min(n, first + sweep.block_rows)};
+    };
+    const std::size_t head = columns_before_cache_line(x, R);
+    const std::size_t blocks = (R - head) / V, rest = head + blocks * V;
+    constexpr std::size_t lines_per_block = V * sizeof(T) / cache_line_bytes;
+    std::size_t solved = 0;  // blocks of rows solved along the last mode
+    for (std::size_t k = 0; k < sweep.pieces(); ++k) {
+      for (; solved < sweep.block_end[k]; ++solved) {
+        const auto [first, last] = rows_of(solved);
+        prefetch_stream ahead;
+        if (solved + 1 < sweep.block_order.size()) {
+          const auto [next_first, next_last] = rows_of(solved + 1);
+          ahead = contiguous_stream(src + next_first * R, x + next_first * R, (next_last - next_first) * R);
+        }
+        run_step(s + 1, (last - first) * (R / m), m, 1, src + first * R, x + first * R, 0, &ahead);
+      }
+      const std::size_t first_op = k ? sweep.op_end[k - 1] : 0, last_op = sweep.op_end[k];
+      if (first_op == last_op || blocks == 0) continue;
+      prefetch_stream ahead;
+      const std::size_t from = first_op + row_sweep_prefetch_rows;
+      if (from < p.ops.size()) {
+        ahead.base = reinterpret_cast<const char*>(x + head);
+        ahead.row_list = sweep.targets.data() + from;
+        ahead.rows = p.ops.size() - from;
+        ahead.run_lines = blocks * lines_per_block;
+        ahead.stride = R * sizeof(T);
+        ahead.lines_per_next = lines_per_block;  // the kernels take one next() per block
+      }
+      run_solve_rows(p, first_op, last_op, x + head, blocks, R, ahead);
+    }
+    if (rest < R || head > 0) solve_through_strip(p, x, n, R, {{0, head}, {rest, R - rest}}, m_panels.data());
   }
 
   // The columns of a slab (rows R apart from `slab`) before a cache line starts in every row; 0
@@ -681,6 +764,8 @@ private:
   plan_description m_desc;
   std::vector<host_step> m_steps;               // parallel to m_desc.steps
   std::vector<std::size_t> m_slab_group;        // per fused first step: slabs processed at once
+  std::vector<std::size_t> m_sweep_rows;        // per row sweep's first step: rows of a block
+  std::vector<row_sweep_schedule> m_sweeps;     // per row sweep's first step: its order
   std::size_t m_panel_values;                   // one panel; the output panel follows the first
   std::size_t m_threads;                        // host_threads_for(options.threads, tensor size)
   std::size_t m_panel_stride, m_slab_stride;    // one thread's panel buffer and slab buffer

@@ -421,16 +421,23 @@ void with_band_shape(const band_run& run, F&& f) {
   }
 }
 
-// A program whose operations lie mostly in band runs, on `blocks` blocks of V columns (block j at
-// base + j gap, rows `stride` apart): the runs with solve_band_run or solve_band_fronts, block by
-// block, or across all blocks at once (`across`: blocks side by side, gap = V), the operations
-// between them with the general kernel, block by block (without a window: it would start empty).
+// Operations [first, last) of a program whose operations lie mostly in band runs, on `blocks`
+// blocks of V columns (block j at base + j gap, rows `stride` apart): the runs (or the pieces of
+// them in the range) with solve_band_run or solve_band_fronts, block by block, or across all
+// blocks at once (`across`: blocks side by side, gap = V), the operations between them with the
+// general kernel (without a window: it would start empty), block by block, or across one
+// operation at a time (the rows in flight are then whole rows, as in the runs).
 template <class T, std::size_t B>
-void solve_in_bands(const row_program<T>& p, T* const base, const std::size_t blocks, const std::size_t stride,
-                    const std::size_t gap, const bool across, prefetch_stream& ahead) {
+void solve_in_bands(const row_program<T>& p, const std::size_t first, const std::size_t last, T* const base,
+                    const std::size_t blocks, const std::size_t stride, const std::size_t gap, const bool across,
+                    prefetch_stream& ahead) {
   prefetch_stream next = ahead;  // a local copy stays in registers
-  const auto general = [&](std::size_t first, std::size_t last, std::size_t block) {
-    if (first < last) solve_with_window<T, B, 1, 0>(p, first, last, base + block * gap, stride, 0, next);
+  const auto general = [&](std::size_t from, std::size_t to, std::size_t block) {
+    if (from < to) solve_with_window<T, B, 1, 0>(p, from, to, base + block * gap, stride, 0, next);
+  };
+  const auto general_across = [&](std::size_t from, std::size_t to) {
+    for (std::size_t k = from; k < to; ++k)
+      for (std::size_t j = 0; j < blocks; ++j) general(k, k + 1, j);
   };
   const auto band = [&](const band_run& run, std::size_t block) {
     with_band_shape(run, [&](auto width, auto scaled) {
@@ -446,24 +453,29 @@ void solve_in_bands(const row_program<T>& p, T* const base, const std::size_t bl
                                       next);
     });
   };
-  if (across) {
-    std::size_t at = 0;
+  // f(from, to, run): the operations [from, to) before the run (a piece in the range), in order.
+  const auto pieces = [&](auto&& f) {
+    std::size_t at = first;
     for (const band_run& run : p.band_runs) {
-      for (std::size_t j = 0; j < blocks; ++j) general(at, run.first, j);
-      band(run, 0);
-      at = run.last;
+      if (run.last <= at) continue;
+      if (run.first >= last) break;
+      const band_run piece = band_run_piece(run, std::max(run.first, at), std::min(run.last, last));
+      f(at, piece.first, piece);
+      at = piece.last;
     }
-    for (std::size_t j = 0; j < blocks; ++j) general(at, p.ops.size(), j);
+    f(at, last, band_run{});
+  };
+  if (across) {
+    pieces([&](std::size_t from, std::size_t to, const band_run& run) {
+      general_across(from, to);
+      if (run.last > run.first) band(run, 0);
+    });
   } else {
-    for (std::size_t j = 0; j < blocks; ++j) {
-      std::size_t at = 0;
-      for (const band_run& run : p.band_runs) {
-        general(at, run.first, j);
-        band(run, j);
-        at = run.last;
-      }
-      general(at, p.ops.size(), j);
-    }
+    for (std::size_t j = 0; j < blocks; ++j)
+      pieces([&](std::size_t from, std::size_t to, const band_run& run) {
+        general(from, to, j);
+        if (run.last > run.first) band(run, j);
+      });
   }
   ahead = next;
 }
@@ -510,7 +522,7 @@ void run_solve_program(const row_program<T>& p, T* const strip, const std::size_
     constexpr std::size_t B = decltype(bytes)::value, most = window_rows<T, B, K>;
     if constexpr (band_kernel<T, B, K>) {
       if (p.runs_in_bands()) {
-        solve_in_bands<T, B>(p, strip, 1, stride, 0, false, ahead);
+        solve_in_bands<T, B>(p, 0, p.ops.size(), strip, 1, stride, 0, false, ahead);
         return;
       }
     }
@@ -559,7 +571,8 @@ void run_solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std:
     constexpr std::size_t B = decltype(bytes)::value;
     if constexpr (band_kernel<T, B, 1>) {
       if (p.runs_in_bands()) {  // one chain; across the blocks where their rows would evict each other
-        solve_in_bands<T, B>(p, base, blocks, stride, gap, band_rows_across<T>(blocks, stride, gap), ahead);
+        solve_in_bands<T, B>(p, 0, p.ops.size(), base, blocks, stride, gap, band_rows_across<T>(blocks, stride, gap),
+                             ahead);
         done = true;
         return;
       }
@@ -571,6 +584,32 @@ void run_solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std:
   if (K == 2)
     for (; j + 2 <= blocks; j += 2) run_solve_program<T, 2>(p, base + j * gap, stride, gap, ahead);
   for (; j < blocks; ++j) run_solve_program<T, 1>(p, base + j * gap, stride, 0, ahead);
+}
+
+// Operations [first, last) of a solve program in place on whole rows: `blocks` blocks of V
+// columns side by side from base, rows `stride` apart (a tensor's rows, row_sweep.hpp). Each
+// operation runs across all blocks before the next, so the rows in flight are the few an
+// operation touches, whatever the number of rows: a band program's runs with the band kernels
+// across, everything else with the general kernel two blocks at a time. The arithmetic of every
+// operation is the kernels' usual, so the results do not depend on how a program is cut.
+template <class T>
+void run_solve_rows(const row_program<T>& p, std::size_t first, std::size_t last, T* base, std::size_t blocks,
+                    std::size_t stride, prefetch_stream& ahead) {
+  if constexpr (value_traits<T>::is_complex) {
+    if (p.real_part) return run_solve_rows(*p.real_part, first, last, as_reals(base), blocks, 2 * stride, ahead);
+  }
+  constexpr std::size_t V = strip_width<T>;
+  with_native_vectors([&](auto bytes) {
+    constexpr std::size_t B = decltype(bytes)::value;
+    if constexpr (band_kernel<T, B, 1>) {
+      if (p.runs_in_bands()) return solve_in_bands<T, B>(p, first, last, base, blocks, stride, V, true, ahead);
+    }
+    for (std::size_t k = first; k < last; ++k) {
+      std::size_t j = 0;
+      for (; j + 2 <= blocks; j += 2) solve_with_window<T, B, 2, 0>(p, k, k + 1, base + j * V, stride, V, ahead);
+      if (j < blocks) solve_with_window<T, B, 1, 0>(p, k, k + 1, base + j * V, stride, 0, ahead);
+    }
+  });
 }
 
 // Out of place on one strip: out = op(A) in, rows `stride` apart in both; two lines of `ahead`

@@ -69,6 +69,20 @@ struct band_run {
 // Shorter runs are left to the general kernel.
 inline constexpr std::size_t min_band_run = 8;
 
+// Operations [first, last) of a band run (first < last, both within it), as a band run of their
+// own, for a caller that runs a program in pieces (row_sweep.hpp). Each operation keeps its rows
+// and sources; with two fronts, the piece's first operation may be on the run's second front,
+// whose step then comes first. Every operation reads rows of its own chain or front only through
+// memory, so the band kernels run a piece as they run the whole (its first operations' sources
+// are the rows the run's operations before it wrote).
+inline band_run band_run_piece(const band_run& run, std::size_t first, std::size_t last) {
+  band_run piece = run;
+  piece.first = first;
+  piece.last = last;
+  if (run.fronts == 2 && (first - run.first) % 2 == 1) std::swap(piece.step, piece.other_step);
+  return piece;
+}
+
 template <class T>
 struct row_program {
   std::size_t n = 0;

@@ -9,6 +9,7 @@
 // and src may equal dst (in-place solves): a panel is scattered only after it was worked on.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "../../core/target_clones.hpp"
@@ -29,18 +30,26 @@ namespace kronex::detail {
 // scatter writes is first read from memory on demand, which cost a 256^3 solve a third of its
 // time. (A walk that scatters with streaming stores, panel_walk::stream, reads no output line
 // and prefetches none.) Prefetches never fault and change no values.
+// A stream may instead follow a list of rows (row_list: run k is row row_list[k], `stride` bytes
+// per row), in any order, and take several lines per next() (lines_per_next): a substitution on
+// whole tensor rows (row_sweep.hpp) fetches the rows its coming operations write, two lines per
+// block of V values it works on.
 struct prefetch_stream {
   const char* base = nullptr;
   const char* write_base = nullptr;  // or null
   std::size_t rows = 0, run_lines = 0, stride = 0;
   std::size_t row = 0, line = 0;
+  const std::uint32_t* row_list = nullptr;  // or null: run k is row k
+  std::size_t lines_per_next = 1;
 
   void next() {
-    if (row == rows) return;
-    const std::size_t at = row * stride + line * 64;
-    __builtin_prefetch(base + at, 0, 3);
-    if (write_base) __builtin_prefetch(write_base + at, 1, 3);
-    if (++line == run_lines) line = 0, ++row;
+    for (std::size_t k = 0; k < lines_per_next; ++k) {
+      if (row == rows) return;
+      const std::size_t at = (row_list ? row_list[row] : row) * stride + line * 64;
+      __builtin_prefetch(base + at, 0, 3);
+      if (write_base) __builtin_prefetch(write_base + at, 1, 3);
+      if (++line == run_lines) line = 0, ++row;
+    }
   }
 };
 
