@@ -95,6 +95,24 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(large_tensors_give_the_same_bits, T, value_types) 
   BOOST_TEST(kronex_test::rel_error(back, x) < 100 * kronex_test::tolerance<T>());
 }
 
+// A 2D tensor of 8 MiB or more: one thread runs the first mode as a row sweep with the last
+// mode interleaved (row_sweep.hpp), more threads run the two steps apart, the last mode first.
+// The same bits either way; the plans say which ran.
+BOOST_AUTO_TEST_CASE_TEMPLATE(row_sweeps_give_the_same_bits, T, value_types) {
+  const std::size_t n0 = kronex::detail::row_sweep_min_bytes / (1026 * sizeof(T)) + 1;
+  const auto M = kronex::gallery::bspline_mass<T>(n0, 3, boundary::periodic);
+  const auto N = kronex::gallery::bspline_mass<T>(1026, 3);
+  const auto x = kronex_test::random_tensor<T, 2>({n0, 1026});
+  BOOST_REQUIRE(x.size() * sizeof(T) >= kronex::detail::row_sweep_min_bytes);
+  const auto solve = kronex::kron(M, N).inverse();
+  BOOST_TEST(kronex::interleaved_with_next(kronex::compile(solve, x, threads(1)).plan().steps[0]));
+  const auto two = kronex::compile(solve, x, threads(2)).plan();
+  BOOST_TEST_REQUIRE(two.steps.size() == 2u);
+  BOOST_TEST(kronex::step_info(two.steps[0]).mode == 1u);  // the last mode first
+  BOOST_TEST(!kronex::interleaved_with_next(two.steps[0]));
+  check_thread_counts(solve, x, "row sweep");
+}
+
 // The default (threads = 0): OpenMP's count for a large tensor, one thread for a small one; the
 // workspace is one per thread.
 BOOST_AUTO_TEST_CASE(default_thread_count_and_workspace) {

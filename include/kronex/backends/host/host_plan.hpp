@@ -190,14 +190,15 @@ void choose_solve_methods(host_blueprint<T>& bp, solve_method how, const std::ve
 // entries only to count an apply's nonzeros; factors nothing and allocates no workspace.
 // A substitution on the first mode (L = 1) directly followed by one on the last mode (R = 1) of
 // the same tensor runs as a row sweep (row_sweep.hpp) when the first mode's rows hold at least V
-// values and are short enough to stay in cache, the tensor has at least row_sweep_min_bytes,
-// and the plan runs on one thread. The last mode is solved in blocks of whole rows that fill at
-// least one strip of its lines. The steps move the tensor twice, as apart, so their bytes stay.
+// values and are short enough to stay in cache, and the tensor has at least row_sweep_min_bytes.
+// The last mode is solved in blocks of whole rows that fill at least one strip of its lines. The
+// steps move the tensor twice, as apart, so their bytes stay. A sweep runs on one thread; on more,
+// the two steps run apart (panel walks, split between the threads) in the sweep's order, the last
+// mode first, so that the bits of the result do not depend on the thread count.
 template <class T>
 void sweep_rows(host_blueprint<T>& bp) {
   constexpr std::size_t V = strip_width<T>;
   bp.sweep_rows.assign(bp.steps.size(), 0);
-  if (bp.threads != 1) return;
   for (std::size_t s = 0; s + 1 < bp.steps.size(); ++s) {
     auto* a = std::get_if<lu_subst_step>(&bp.steps[s]);
     const auto* b = std::get_if<lu_subst_step>(&bp.steps[s + 1]);
@@ -205,9 +206,13 @@ void sweep_rows(host_blueprint<T>& bp) {
     const std::size_t n = a->view[1], R = a->view[2];
     const bool shape = a->view[0] == 1 && b->view[2] == 1 && b->mode > a->mode && b->view[0] * b->view[1] == n * R;
     if (!shape || R < V || R * sizeof(T) > row_sweep_max_row_bytes || n * R * sizeof(T) < row_sweep_min_bytes) continue;
-    const std::size_t lines_per_row = R / b->view[1];
-    bp.sweep_rows[s] = std::max<std::size_t>(1, (V + lines_per_row - 1) / lines_per_row);
-    a->interleaved_with_next = true;
+    if (bp.threads > 1) {
+      std::swap(bp.steps[s], bp.steps[s + 1]);
+    } else {
+      const std::size_t lines_per_row = R / b->view[1];
+      bp.sweep_rows[s] = std::max<std::size_t>(1, (V + lines_per_row - 1) / lines_per_row);
+      a->interleaved_with_next = true;
+    }
     ++s;
   }
 }
