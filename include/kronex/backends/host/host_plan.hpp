@@ -186,8 +186,6 @@ void choose_solve_methods(host_blueprint<T>& bp, solve_method how, const std::ve
   }
 }
 
-// Plan phase (after the check): what the host will run and what it costs. Reads the factors'
-// entries only to count an apply's nonzeros; factors nothing and allocates no workspace.
 // A substitution on the first mode (L = 1) directly followed by one on the last mode (R = 1) of
 // the same tensor runs as a row sweep (row_sweep.hpp) when the first mode's rows hold at least V
 // values and are short enough to stay in cache, and the tensor has at least row_sweep_min_bytes.
@@ -217,6 +215,8 @@ void sweep_rows(host_blueprint<T>& bp) {
   }
 }
 
+// Plan phase (after the check): what the host will run and what it costs. Reads the factors'
+// entries only to count an apply's nonzeros; factors nothing and allocates no workspace.
 template <class T>
 host_blueprint<T> plan_host(const operator_desc<T>& d, const shape_t& shape) {
   using C = host_costs<T>;
