@@ -333,8 +333,7 @@ public:
   // Instantiate a planned blueprint: d must be the description it was planned from.
   host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
       : m_shape(bp.desc.shape), m_desc(std::move(bp.desc)), m_steps(std::move(bp.steps)),
-        m_slab_group(std::move(bp.slab_group)), m_sweep_rows(std::move(bp.sweep_rows)),
-        m_panel_values(bp.panel_values), m_threads(bp.threads),
+        m_slab_group(std::move(bp.slab_group)), m_panel_values(bp.panel_values), m_threads(bp.threads),
         m_panel_stride(bp.panel_buffer_values()), m_slab_stride(bp.slab_buffer_values()),
         m_streaming_min_bytes(host_streaming_min_bytes()) {
     check_vector_bytes_setting();
@@ -351,7 +350,7 @@ public:
     }
     m_sweeps.resize(m_steps.size());
     for (std::size_t s = 0; s < m_steps.size(); ++s)
-      if (m_sweep_rows[s] > 0) m_sweeps[s] = make_row_sweep_schedule(*m_programs[m_payload[s]], m_sweep_rows[s]);
+      if (bp.sweep_rows[s] > 0) m_sweeps[s] = make_row_sweep_schedule(*m_programs[m_payload[s]], bp.sweep_rows[s]);
     m_panels.assign(m_threads * m_panel_stride, T(0));
     m_slab.assign(m_threads * m_slab_stride, T(0));
     m_lines.assign(bp.line_values, T(0));
@@ -391,7 +390,7 @@ public:
           run_step(s + 1, g * n, next.view[1], next.view[2], work, x + l * slab, t, &ahead);
         });
         ++s;
-      } else if (m_sweep_rows[s] > 0) {
+      } else if (m_sweeps[s].pieces() > 0) {
         run_row_sweep(s, src, x);
         ++s;
       } else {
@@ -769,8 +768,7 @@ private:
   plan_description m_desc;
   std::vector<host_step> m_steps;               // parallel to m_desc.steps
   std::vector<std::size_t> m_slab_group;        // per fused first step: slabs processed at once
-  std::vector<std::size_t> m_sweep_rows;        // per row sweep's first step: rows of a block
-  std::vector<row_sweep_schedule> m_sweeps;     // per row sweep's first step: its order
+  std::vector<row_sweep_schedule> m_sweeps;     // per row sweep's first step: its order (else empty)
   std::size_t m_panel_values;                   // one panel; the output panel follows the first
   std::size_t m_threads;                        // host_threads_for(options.threads, tensor size)
   std::size_t m_panel_stride, m_slab_stride;    // one thread's panel buffer and slab buffer

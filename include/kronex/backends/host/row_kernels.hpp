@@ -421,12 +421,26 @@ void with_band_shape(const band_run& run, F&& f) {
   }
 }
 
+// Operations [first, last) of p on `blocks` blocks of V columns side by side (block j at base +
+// j V, rows `stride` apart), one operation across all blocks before the next, with the general
+// kernel two blocks at a time (without a window: each call starts empty).
+template <class T, std::size_t B>
+void solve_ops_across(const row_program<T>& p, const std::size_t first, const std::size_t last, T* const base,
+                      const std::size_t blocks, const std::size_t stride, prefetch_stream& ahead) {
+  constexpr std::size_t V = strip_width<T>;
+  for (std::size_t k = first; k < last; ++k) {
+    std::size_t j = 0;
+    for (; j + 2 <= blocks; j += 2) solve_with_window<T, B, 2, 0>(p, k, k + 1, base + j * V, stride, V, ahead);
+    if (j < blocks) solve_with_window<T, B, 1, 0>(p, k, k + 1, base + j * V, stride, 0, ahead);
+  }
+}
+
 // Operations [first, last) of a program whose operations lie mostly in band runs, on `blocks`
 // blocks of V columns (block j at base + j gap, rows `stride` apart): the runs (or the pieces of
 // them in the range) with solve_band_run or solve_band_fronts, block by block, or across all
 // blocks at once (`across`: blocks side by side, gap = V), the operations between them with the
-// general kernel (without a window: it would start empty), block by block, or across one
-// operation at a time (the rows in flight are then whole rows, as in the runs).
+// general kernel (without a window: it would start empty), block by block, or across
+// (solve_ops_across: the rows in flight are then whole rows, as in the runs).
 template <class T, std::size_t B>
 void solve_in_bands(const row_program<T>& p, const std::size_t first, const std::size_t last, T* const base,
                     const std::size_t blocks, const std::size_t stride, const std::size_t gap, const bool across,
@@ -434,10 +448,6 @@ void solve_in_bands(const row_program<T>& p, const std::size_t first, const std:
   prefetch_stream next = ahead;  // a local copy stays in registers
   const auto general = [&](std::size_t from, std::size_t to, std::size_t block) {
     if (from < to) solve_with_window<T, B, 1, 0>(p, from, to, base + block * gap, stride, 0, next);
-  };
-  const auto general_across = [&](std::size_t from, std::size_t to) {
-    for (std::size_t k = from; k < to; ++k)
-      for (std::size_t j = 0; j < blocks; ++j) general(k, k + 1, j);
   };
   const auto band = [&](const band_run& run, std::size_t block) {
     with_band_shape(run, [&](auto width, auto scaled) {
@@ -467,7 +477,7 @@ void solve_in_bands(const row_program<T>& p, const std::size_t first, const std:
   };
   if (across) {
     pieces([&](std::size_t from, std::size_t to, const band_run& run) {
-      general_across(from, to);
+      solve_ops_across<T, B>(p, from, to, base, blocks, stride, next);
       if (run.last > run.first) band(run, 0);
     });
   } else {
@@ -598,17 +608,13 @@ void run_solve_rows(const row_program<T>& p, std::size_t first, std::size_t last
   if constexpr (value_traits<T>::is_complex) {
     if (p.real_part) return run_solve_rows(*p.real_part, first, last, as_reals(base), blocks, 2 * stride, ahead);
   }
-  constexpr std::size_t V = strip_width<T>;
   with_native_vectors([&](auto bytes) {
     constexpr std::size_t B = decltype(bytes)::value;
     if constexpr (band_kernel<T, B, 1>) {
-      if (p.runs_in_bands()) return solve_in_bands<T, B>(p, first, last, base, blocks, stride, V, true, ahead);
+      if (p.runs_in_bands())
+        return solve_in_bands<T, B>(p, first, last, base, blocks, stride, strip_width<T>, true, ahead);
     }
-    for (std::size_t k = first; k < last; ++k) {
-      std::size_t j = 0;
-      for (; j + 2 <= blocks; j += 2) solve_with_window<T, B, 2, 0>(p, k, k + 1, base + j * V, stride, V, ahead);
-      if (j < blocks) solve_with_window<T, B, 1, 0>(p, k, k + 1, base + j * V, stride, 0, ahead);
-    }
+    solve_ops_across<T, B>(p, first, last, base, blocks, stride, ahead);
   });
 }
 
