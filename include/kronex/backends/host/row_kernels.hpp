@@ -210,7 +210,7 @@ void solve_with_window(const row_program<T>& p, const std::size_t first, const s
 // In cache (Zen 3, n = 256, clamped, a panel of 8 blocks, float and double, p = 1 to 3) it took
 // 1.2-2.6x less time than the general kernel with its window (double p = 3: 0.31-0.45 ns per
 // value and mode against 0.51-1.06). With AVX-512 (Zen 5, double p = 3, one strip of n = 2048 in
-// L2): clamped 0.30 ns against 0.51, folded periodic 0.36 against 0.81. Complex programs with
+// L2): clamped 0.19 ns against 0.29, folded periodic 0.22 against 0.48. Complex programs with
 // complex coefficients keep the general kernel: their rows need permutes and sign vectors.
 template <class T, std::size_t B, std::size_t K>
 inline constexpr bool band_kernel = (B == 32 || B == 64) && K == 1 && !value_traits<T>::is_complex;
@@ -366,7 +366,7 @@ inline constexpr bool fronts_in_registers = B == 64;
 // row written alternates between the fronts. 32 vector registers (AVX-512) hold six rows of two
 // vectors; from L1, each operation waited for the row the one before it had just stored. In L2
 // on a Zen 5 (double p = 3, folded periodic, n = 128 and 256, strips and panels) it took
-// 0.22-0.45 ns per value and mode against 0.37-0.89 from L1. The same arithmetic in the same order.
+// 0.32-0.44 ns per value and mode against 0.37-0.57 from L1. The same arithmetic in the same order.
 template <class T, std::size_t B, std::size_t Width, bool Scaled>
 void solve_band_fronts_in_registers(const row_program<T>& p, const band_run& run, T* const strip,
                                     const std::size_t stride, prefetch_stream& ahead) {
