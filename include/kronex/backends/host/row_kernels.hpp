@@ -215,6 +215,25 @@ void solve_with_window(const row_program<T>& p, const std::size_t first, const s
 template <class T, std::size_t B, std::size_t K>
 inline constexpr bool band_kernel = (B == 32 || B == 64) && K == 1 && !value_traits<T>::is_complex;
 
+// One operation of a band kernel on one block: the row at r (scaled by s when Scaled) minus
+// coef[q] times the rows in registers, oldest first (rows[Oldest], then on in rotation); the
+// result is stored and replaces the oldest row.
+template <class T, std::size_t B, std::size_t Width, std::size_t Oldest, bool Scaled>
+inline __attribute__((always_inline)) void band_row_update(T* const r, const T s, const T* const coef,
+                                                           typename strip_row<T, B>::vec (&rows)[Width][strip_row<T, B>::N]) {
+  using row = strip_row<T, B>;
+  constexpr std::size_t N = row::N;
+  typename row::vec acc[N];
+  for (std::size_t j = 0; j < N; ++j) row::load_vector(r, j, acc[j]);
+  if constexpr (Scaled)
+    for (std::size_t j = 0; j < N; ++j) acc[j] *= s, row::keep_rounded(acc[j]);
+  for (std::size_t q = 0; q < Width; ++q) {
+    const T c = coef[q];
+    for (std::size_t j = 0; j < N; ++j) acc[j] -= c * rows[(Oldest + q) % Width][j];
+  }
+  for (std::size_t j = 0; j < N; ++j) rows[Oldest][j] = acc[j], row::store_vector(r, j, acc[j]);
+}
+
 template <class T, std::size_t B, std::size_t Width, bool Scaled>
 void solve_band_chain(const row_program<T>& p, const std::size_t first, const std::size_t count,
                       const std::size_t lag, const long row_step, T* const strip, const std::size_t stride,
@@ -236,19 +255,8 @@ void solve_band_chain(const row_program<T>& p, const std::size_t first, const st
   prefetch_stream next = ahead;  // a local copy stays in registers (strip writes may alias it)
   // One operation, its oldest source in rows[Oldest].
   const auto update = [&](auto oldest) {
-    constexpr std::size_t Oldest = decltype(oldest)::value;
     next.next();
-    vec acc[N];
-    for (std::size_t j = 0; j < N; ++j) row::load_vector(r, j, acc[j]);
-    if constexpr (Scaled) {
-      const T s = o->scale;
-      for (std::size_t j = 0; j < N; ++j) acc[j] *= s, row::keep_rounded(acc[j]);
-    }
-    for (std::size_t q = 0; q < Width; ++q) {
-      const T c = coef[q];
-      for (std::size_t j = 0; j < N; ++j) acc[j] -= c * rows[(Oldest + q) % Width][j];
-    }
-    for (std::size_t j = 0; j < N; ++j) rows[Oldest][j] = acc[j], row::store_vector(r, j, acc[j]);
+    band_row_update<T, B, Width, decltype(oldest)::value, Scaled>(r, o->scale, coef, rows);
     coef += coef_step;
     o += lag;
     r += step;
@@ -393,17 +401,7 @@ void solve_band_fronts_in_registers(const row_program<T>& p, const band_run& run
     constexpr std::size_t Oldest = decltype(oldest)::value;
     T*& r = Oldest % 2 == 0 ? even : odd;
     next.next();
-    vec acc[N];
-    for (std::size_t j = 0; j < N; ++j) row::load_vector(r, j, acc[j]);
-    if constexpr (Scaled) {
-      const T s = o->scale;
-      for (std::size_t j = 0; j < N; ++j) acc[j] *= s, row::keep_rounded(acc[j]);
-    }
-    for (std::size_t q = 0; q < Width; ++q) {
-      const T c = coef[q];
-      for (std::size_t j = 0; j < N; ++j) acc[j] -= c * rows[(Oldest + q) % Width][j];
-    }
-    for (std::size_t j = 0; j < N; ++j) rows[Oldest][j] = acc[j], row::store_vector(r, j, acc[j]);
+    band_row_update<T, B, Width, Oldest, Scaled>(r, o->scale, coef, rows);
     coef += Width;
     ++o;
     r += Oldest % 2 == 0 ? own_step : other_step;
