@@ -2,14 +2,17 @@
 // matrix gallery::bspline_mass<T>(n, p, bc), over lists of n, degrees, boundaries and value
 // types (see --help). Per case: median and minimum time over repeats after warm-up solves,
 // GDOF/s, GB/s (the plan's bytes over the median) and the ratio to two memory floors at the
-// triad bandwidth measured once in this run: the d-pass floor (2·d·sizeof(T) bytes per unknown:
-// each mode's pass reads and writes the tensor once) and the 2-pass floor (4·sizeof(T): the
-// tensor read once and written once). Prints a table, and with --json FILE writes every row
+// triad bandwidth measured in this run with the case's thread count: the d-pass floor
+// (2·d·sizeof(T) bytes per unknown: each mode's pass reads and writes the tensor once) and the
+// 2-pass floor (4·sizeof(T): the tensor read once and written once). Prints a table, then for
+// cases run with several thread counts the speed-up over one thread beside the triad's (what the
+// memory allows a memory-bound solve), and with --json FILE writes every row
 // (benchmarks/plot_host_sweep.py plots it). Prints the BLAS core first: kronex's banded
 // kernels call LAPACK, and a generic OpenBLAS core is slow.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -165,7 +168,18 @@ struct row {
   kronex_bench::sweep_case c;
   kronex_bench::sweep_timing t;
   int threads;
+  double bandwidth;  // bytes/s of the triad on `threads` threads
   double floor_bytes, floor_s, floor2_bytes, floor2_s;
+};
+
+// The triad bandwidth per thread count, each measured once, when first asked for.
+struct bandwidths {
+  std::map<int, double> by_threads;
+  double operator()(int threads) {
+    auto it = by_threads.find(threads);
+    if (it == by_threads.end()) it = by_threads.emplace(threads, kronex_bench::triad_bandwidth(std::size_t(1) << 25, 7, threads)).first;
+    return it->second;
+  }
 };
 
 } // namespace
@@ -193,9 +207,14 @@ int main(int argc, char** argv) {
   }
   std::printf("kronex threads: per row (OMP_NUM_THREADS=%s); solves: %s\n", omp_env ? omp_env : "unset",
               o.solves.c_str());
-  const double bw = kronex_bench::triad_bandwidth();
-  std::printf("memory floor: triad bandwidth %.2f GB/s measured in this run; floor = %zu-pass (2*%zu*sizeof(T) "
-              "B/unknown), floor2 = 2-pass (4*sizeof(T) B/unknown)\n\n", bw * 1e-9, o.dim, o.dim);
+  // The one-thread triad always, and one per thread count asked for (0: OpenMP's default); a
+  // plan that runs on fewer threads than asked (a small tensor) gets its own when it comes.
+  bandwidths bw;
+  std::printf("memory floor: triad bandwidth measured in this run on each case's threads:");
+  bw(1);
+  for (const auto t : o.threads) bw(t == 0 ? threads : int(t));
+  for (const auto& [t, b] : bw.by_threads) std::printf(" %d thread%s %.2f GB/s;", t, t == 1 ? "" : "s", b * 1e-9);
+  std::printf("\nfloor = %zu-pass (2*%zu*sizeof(T) B/unknown), floor2 = 2-pass (4*sizeof(T) B/unknown)\n\n", o.dim, o.dim);
   std::printf("%-9s %2s %-15s %3s %5s %12s %10s %10s %8s %8s %6s %10s %7s %7s\n", "boundary", "p", "type", "thr", "n", "unknowns",
               "median[ms]", "min[ms]", "GDOF/s", "GB/s", "B/unk", "floor[ms]", "t/floor", "t/flr2");
 
@@ -216,7 +235,7 @@ int main(int argc, char** argv) {
                         kronex_bench::type_name(type), nthreads, n);
             continue;
           }
-          row r{c, {}, 1, 0, 0, 0, 0};
+          row r{c, {}, 1, 0, 0, 0, 0, 0};
           try {
             r.t = kronex_bench::time_case(c);
             r.threads = int(r.t.threads);
@@ -227,8 +246,11 @@ int main(int argc, char** argv) {
           const double size = double(kronex_bench::type_size(type));
           r.floor_bytes = 2.0 * double(o.dim) * size;
           r.floor2_bytes = 4.0 * size;
-          r.floor_s = r.floor_bytes * r.t.unknowns / bw;
-          r.floor2_s = r.floor2_bytes * r.t.unknowns / bw;
+          if (!bw.by_threads.count(r.threads))
+            std::printf("(triad bandwidth on %d threads: %.2f GB/s)\n", r.threads, bw(r.threads) * 1e-9);
+          r.bandwidth = bw(r.threads);
+          r.floor_s = r.floor_bytes * r.t.unknowns / r.bandwidth;
+          r.floor2_s = r.floor2_bytes * r.t.unknowns / r.bandwidth;
           std::printf("%-9s %2zu %-15s %3d %5zu %12.0f %10.3f %10.3f %8.3f %8.2f %6.0f %10.3f %7.2f %7.2f\n",
                       kronex::to_string(bc), p, kronex_bench::type_name(type), r.threads, n, r.t.unknowns, r.t.median_s * 1e3,
                       r.t.min_s * 1e3, r.t.unknowns / r.t.median_s * 1e-9, r.t.plan_bytes / r.t.median_s * 1e-9,
@@ -236,6 +258,26 @@ int main(int argc, char** argv) {
           std::fflush(stdout);
           rows.push_back(r);
         }
+
+  // Speed-up over one thread of each case also run on more, beside the triad's from one thread to
+  // as many: a solve at its one-thread floor can gain no more than the memory does.
+  bool speedup_header = false;
+  for (const row& r : rows) {
+    if (r.threads <= 1) continue;
+    for (const row& one : rows) {
+      if (one.threads != 1 || one.c.type != r.c.type || one.c.bc != r.c.bc || one.c.degree != r.c.degree ||
+          one.c.n != r.c.n)
+        continue;
+      if (!speedup_header) {
+        std::printf("\nspeed-up over one thread (median over median) and the triad's:\n");
+        speedup_header = true;
+      }
+      std::printf("%-9s %2zu %-15s %5zu  %d threads: %5.2fx   triad %5.2fx\n", kronex::to_string(r.c.bc), r.c.degree,
+                  kronex_bench::type_name(r.c.type), r.c.n, r.threads, one.t.median_s / r.t.median_s,
+                  r.bandwidth / one.bandwidth);
+      break;
+    }
+  }
 
   if (!o.json.empty()) {
     std::FILE* f = std::fopen(o.json.c_str(), "w");
@@ -245,8 +287,11 @@ int main(int argc, char** argv) {
     }
     std::fprintf(f, "{\n  \"benchmark\": \"bench_host_sweep\",\n  \"flags\": %s,\n  \"dim\": %zu,\n",
                  quoted(KRONEX_BENCHMARK_FLAGS).c_str(), o.dim);
-    std::fprintf(f, "  \"triad_bandwidth_gb_s\": %.6g,\n  \"threads\": %d,\n  \"omp_num_threads\": %s,\n", bw * 1e-9,
-                 threads, quoted(omp_env ? omp_env : "").c_str());
+    std::fprintf(f, "  \"triad_bandwidth_gb_s\": %.6g,\n  \"triad_bandwidth_by_threads_gb_s\": {", bw(1) * 1e-9);
+    for (auto it = bw.by_threads.begin(); it != bw.by_threads.end(); ++it)
+      std::fprintf(f, "%s\"%d\": %.6g", it == bw.by_threads.begin() ? "" : ", ", it->first, it->second * 1e-9);
+    std::fprintf(f, "},\n  \"threads\": %d,\n  \"omp_num_threads\": %s,\n", threads,
+                 quoted(omp_env ? omp_env : "").c_str());
     std::fprintf(f, "  \"solves\": %s,\n", quoted(o.solves).c_str());
     std::fprintf(f, "  \"blas\": {\"openblas\": %s, \"corename\": %s, \"config\": %s, \"threads\": %d, \"generic_core\": %s},\n",
                  blas.openblas ? "true" : "false", quoted(blas.corename).c_str(), quoted(blas.config).c_str(),
@@ -259,12 +304,12 @@ int main(int argc, char** argv) {
                    "\"threads\": %d, \"unknowns\": %.0f, \"reps\": %d, \"median_s\": %.6e, \"min_s\": %.6e, "
                    "\"gdof_s\": %.6g, \"gb_s\": %.6g, \"plan_bytes\": %.6g, \"floor_bytes_per_unknown\": %.0f, "
                    "\"floor_s\": %.6e, \"ratio\": %.6g, \"floor2_bytes_per_unknown\": %.0f, \"floor2_s\": %.6e, "
-                   "\"ratio2\": %.6g}",
+                   "\"ratio2\": %.6g, \"triad_gb_s\": %.6g}",
                    i ? "," : "", r.c.dim, r.c.n, kronex::to_string(r.c.bc), r.c.degree,
                    kronex_bench::type_name(r.c.type), r.threads, r.t.unknowns, r.t.reps, r.t.median_s, r.t.min_s,
                    r.t.unknowns / r.t.median_s * 1e-9, r.t.plan_bytes / r.t.median_s * 1e-9, r.t.plan_bytes,
                    r.floor_bytes, r.floor_s, r.t.median_s / r.floor_s, r.floor2_bytes, r.floor2_s,
-                   r.t.median_s / r.floor2_s);
+                   r.t.median_s / r.floor2_s, r.bandwidth * 1e-9);
     }
     std::fprintf(f, "\n  ]\n}\n");
     std::fclose(f);
