@@ -209,8 +209,8 @@ BOOST_AUTO_TEST_CASE(many_panels_last_mode) {
 }
 
 // Fused pairs (modes 1 and 2, L > 1; never mode 0, whose L is 1) with many slabs per group and a
-// partial last group, plus slabs too large to group more than one at a time, and one slab over
-// the 512 KiB budget, which stays unfused.
+// partial last group, plus slabs too large to group more than one at a time (over the 512 KiB
+// of a group: one slab each), and one slab over the 1 MiB limit, which stays unfused.
 BOOST_AUTO_TEST_CASE(fused_pairs_grouped_slabs) {
   check_solve<3>({kronex::gallery::bspline_mass<double>(9, 3), kronex::gallery::bspline_mass<double>(20, 3),
                   kronex::gallery::bspline_mass<double>(4, 1)},
@@ -220,7 +220,10 @@ BOOST_AUTO_TEST_CASE(fused_pairs_grouped_slabs) {
                  {700, 8, 5}, "(700,8,5): groups of 1638 slabs cover 700 at once", {false, true, false});
   check_solve<3>({kronex::gallery::bspline_mass<double>(3, 2), kronex::gallery::bspline_mass<double>(200, 3),
                   kronex::gallery::bspline_mass<double>(330, 3, boundary::periodic)},
-                 {3, 200, 330}, "(3,200,330): slab of 516 KiB, not fused", {false, false, false});
+                 {3, 200, 330}, "(3,200,330): slabs of 516 KiB, one per group", {false, true, false});
+  check_solve<3>({kronex::gallery::bspline_mass<double>(3, 2), kronex::gallery::bspline_mass<double>(200, 3),
+                  kronex::gallery::bspline_mass<double>(660, 3, boundary::periodic)},
+                 {3, 200, 660}, "(3,200,660): slab of 1031 KiB, not fused", {false, false, false});
   check_solve<3>({kronex::gallery::bspline_mass<double>(5, 2), kronex::gallery::bspline_mass<double>(160, 3),
                   kronex::gallery::bspline_mass<double>(160, 3, boundary::periodic)},
                  {5, 160, 160}, "(5,160,160): 200 KiB slabs, groups of 2, partial last group", {false, true, false});

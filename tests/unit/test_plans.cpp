@@ -13,7 +13,7 @@
 //   apply flops    = lines nnz m;   scale flops = N mul;   copy flops = 0
 //   view           = (L, n, R):(n R, R, 1)            (C order, L lines before the mode, R after)
 //   fusion         = a solve/apply step on mode k whose view has L > 1 and whose slab
-//                    n R sizeof(T) <= 512 KiB is fused with a next solve/apply step on mode k+1
+//                    n R sizeof(T) <= 1 MiB is fused with a next solve/apply step on mode k+1
 //                    (pairs taken greedily from step 0; a step is in at most one pair)
 //   workspace      = (P S n V + max slab) sizeof(T):  V = 128 / sizeof(T) (16 double, 32 float,
 //                    8 complex<double>), S = clamp(256 KiB / (n V sizeof(T)), 1,
@@ -21,7 +21,7 @@
 //                    P = 2 when an apply step exists (output panel) else 1, max slab = the
 //                    largest G n R of a fused first step that applies (0 without one: a
 //                    pair starting with a solve works in place in x), where the slab
-//                    group G = min(L, floor(512 KiB / (n R sizeof(T)))) slabs run at once. For the small shapes
+//                    group G = min(L, max(1, floor(512 KiB / (n R sizeof(T))))) slabs run at once. For the small shapes
 //                    here 256 KiB / (n V sizeof(T)) = 2048 / n is never the bound, so
 //                    S = ceil(lines / V). When R > 1 a panel's rows hold S V values, and one
 //                    cache line more when S V sizeof(T) = 128 S B is a multiple of 1 KiB
@@ -540,23 +540,29 @@ BOOST_AUTO_TEST_CASE(fused_pairs_match_reference) {
 
 // When a pair fuses, from the steps' flags and the workspace (which holds the slab of a pair
 // that starts with an apply):
-//  - slab budget 512 KiB, inclusive. (2,256,256): mode 1's slab is 256 256 8 = 524288 B = 512 KiB:
-//    fused. Workspace: mode 0 (65536 lines; 256 KiB / 256 B = 1024, capped at S = 64): rows of
+//  - slabs fuse up to 1 MiB, inclusive; groups take as many slabs as fit in 512 KiB, at least one.
+//    (2,256,256): mode 1's slab is 256 256 8 = 524288 B = 512 KiB: fused. Workspace: mode 0 (65536 lines; 256 KiB / 256 B = 1024, capped at S = 64): rows of
 //    64 16 = 1024 values, 8 KiB, a multiple of 1 KiB, so 8 more (a cache line): 2 1032 = 2064;
 //    mode 1 (R > 1: up to 32 strips within 1 MiB; 512 lines need 32): rows of 32 16 = 512
 //    values, 4 KiB, so 520: 256 520 = 133120; mode 2 (the last, no row padding; 256 KiB /
 //    32 KiB = 8): 8 256 16 = 32768. The solve: one panel of 133120, no slab buffer (it solves
 //    in place in x): 1064960. The apply: two panels (an output one) of 133120 + a group of
 //    G = min(2, 1) = 1 slab of 65536: 331776 8 = 2654208.
-//  - (2,256,257): slab 256 257 8 = 526336 B > 512 KiB: not fused. Workspace: mode 1 (514 lines,
-//    33 strips needed) 32 strips, 256 520 = 133120 as above; mode 2 (512 lines, 256 KiB /
-//    (257 128) = 7.97) 7 257 16 = 28784; one panel of 133120, no slab: 1064960.
+//  - (2,256,512): slab 256 512 8 = 1048576 B = 1 MiB: fused. Workspace: mode 0 as above; mode 1
+//    (1024 lines) 32 strips, 256 520 = 133120; mode 2 (512 lines, 256 KiB / (512 128) = 4)
+//    4 512 16 = 32768. The solve: one panel of 133120: 1064960. The apply: two panels of 133120 +
+//    a group of G = min(2, max(1, floor(512 KiB / 1 MiB) = 0)) = 1 slab of 131072:
+//    397312 8 = 3178496.
+//  - (2,256,513): slab 256 513 8 = 1050624 B > 1 MiB: not fused. Workspace: mode 1 (1026 lines,
+//    65 strips needed) 32 strips, 133120 as above; mode 2 (512 lines, 256 KiB / (513 128) =
+//    3.99) 3 513 16 = 24624; one panel of 133120, no slab: 1064960.
 //  - an identity in between: steps on modes 1 and 3 are not adjacent: no fusion.
 //  - L = 1 for a step on mode 1 when mode 0 has size 1 (an identity(1)): no fusion.
 BOOST_AUTO_TEST_CASE(fusion_rules) {
   const xt::xtensor<double, 2> P = {{1, 2}, {2, 1}};
   const auto L256 = kronex::gallery::laplacian<double>(256);
-  const auto L257 = kronex::gallery::laplacian<double>(257);
+  const auto L512 = kronex::gallery::laplacian<double>(512);
+  const auto L513 = kronex::gallery::laplacian<double>(513);
   auto fused = [](const kronex::plan_description& p) {
     std::vector<bool> f;
     for (const auto& st : p.steps) f.push_back(kronex::fused_with_next(st));
@@ -575,7 +581,15 @@ BOOST_AUTO_TEST_CASE(fusion_rules) {
     BOOST_TEST(a.plan().workspace_bytes == 2654208u);
   }
   {
-    auto s = kronex::compile(kronex::kron(P, L256, L257).inverse(), std::array<std::size_t, 3>{2, 256, 257}, one_thread);
+    auto s = kronex::compile(kronex::kron(P, L256, L512).inverse(), std::array<std::size_t, 3>{2, 256, 512}, one_thread);
+    BOOST_TEST((fused(s.plan()) == flags{false, true, false}));
+    BOOST_TEST(s.plan().workspace_bytes == 1064960u);
+    auto a = kronex::compile(kronex::kron(P, L256, L512), std::array<std::size_t, 3>{2, 256, 512}, one_thread);
+    BOOST_TEST((fused(a.plan()) == flags{false, true, false}));
+    BOOST_TEST(a.plan().workspace_bytes == 3178496u);
+  }
+  {
+    auto s = kronex::compile(kronex::kron(P, L256, L513).inverse(), std::array<std::size_t, 3>{2, 256, 513}, one_thread);
     BOOST_TEST((fused(s.plan()) == flags{false, false, false}));
     BOOST_TEST(s.plan().workspace_bytes == 1064960u);
     BOOST_TEST(kronex::to_string(s.plan()).find("fused") == std::string::npos);
