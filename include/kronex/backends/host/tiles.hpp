@@ -119,17 +119,20 @@ struct panel_walk {
   // all w lines are copied in or out, where a whole line at a time would bring each strip row
   // back from L2 w times once the strip outgrows L1 (long lines: about half the time of a pass).
   // Within a block, W x W sub-blocks are transposed in registers (block_transpose.hpp), the edges
-  // value by value. Each block first prefetches the next block of its lines, for reading (into
-  // the strip) or for writing (out of it): the w lines are w streams far apart at once. On a
-  // Zen 5 EPYC that made 2048^2 solves 2-8 % faster (float and double, clamped and periodic, in
-  // two A/B runs; 3D unchanged within the noise).
+  // value by value. Lines of a page (4 KB) or more are w streams far apart at once, across pages
+  // (which hardware prefetchers do not follow): each block first prefetches the next block of
+  // its lines, for reading (into the strip) or for writing (out of it). On a Zen 5 EPYC that made
+  // 2048^2 solves 2-8 % faster (float and double, clamped and periodic, in two A/B runs); for
+  // the short lines of 3D solves (1-2 KB, from the slab of a fused pair in cache) it was 0-4 %
+  // slower, so they do without.
   template <bool to_strip>
   KRONEX_TARGET_CLONES void move_strip(std::size_t m, std::size_t w, const T* src, T* dst, T* strip) const {
     constexpr std::size_t block = 256 / sizeof(T);
     const std::size_t base = m * n;
+    const bool prefetch = n * sizeof(T) >= 4096;
     for (std::size_t i0 = 0; i0 < n; i0 += block) {
       const std::size_t i1 = std::min(n, i0 + block);
-      if (const std::size_t ahead = i0 + block; ahead < n) {
+      if (const std::size_t ahead = i0 + block; prefetch && ahead < n) {
         const std::size_t values = std::min(block, n - ahead);
         for (std::size_t c = 0; c < w; ++c)
           for (std::size_t k = 0; k < values; k += cache_line_bytes / sizeof(T)) {
