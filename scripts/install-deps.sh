@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(cmake ninja-build ccache g++ libxtensor-dev libxtensor-blas-dev libxsimd-dev
           libboost-test-dev liblapack-dev liblapacke-dev libopenblas-dev libthrust-dev libcub-dev
           libopenmpi-dev openmpi-bin
-          libcli11-dev nlohmann-json3-dev python3 python3-numpy python3-scipy python3-matplotlib
+          libcli11-dev nlohmann-json3-dev python3 python3-dev python3-numpy python3-scipy python3-matplotlib
+          python3-pytest pybind11-dev
           clang libclang-rt-14-dev libfuzzer-14-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -2,7 +2,8 @@
 # The whole test suite: install what is missing, then
 #   1. Release build, every test (ctest): host, CPU-device, compile-fail; CUDA tests are built and
 #      skipped (exit 77) unless a GPU is visible;
-#   2. the install tree: install kronex, build and run a consumer project with find_package(kronex);
+#   2. the install tree: install kronex, build and run a consumer project with find_package(kronex),
+#      import the installed Python package;
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer build (-O0, line tables: a third of the
 #      compile time of -O2 -g, all accesses kept; the UBSan checks on every access, null,
 #      alignment and pointer-overflow, are left out: docs/architecture.md says why), every test;
@@ -42,6 +43,13 @@ cmake --install build/release --prefix "$prefix"
 cmake -S tests/install -B build/consumer -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
 cmake --build build/consumer -j "$jobs"
 ctest --test-dir build/consumer --output-on-failure
+# The installed Python package imports from the prefix alone and solves.
+python_module=$(find "$prefix" -name '_kronex*.so' -print -quit)
+if [ -n "$python_module" ]; then
+  python_exe=$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' build/release/CMakeCache.txt)
+  (cd / && PYTHONPATH=$(dirname "$(dirname "$python_module")") "$python_exe" -c \
+    "import numpy as np, kronex as kx; K = kx.kron(kx.gallery.bspline_mass(8, 3), np.eye(3) * 2); b = np.ones((8, 3)); assert np.allclose(K.apply(K.solve(b)), b)")
+fi
 if [ -x "$prefix/bin/kronex" ]; then   # the installed command runs and finds its plot script
   "$prefix/bin/kronex" explain 'kron(mass(8, 3), laplacian(6)).solve(ones())' >/dev/null
   test -f "$prefix/share/kronex/kronex-plot.py"

@@ -1,0 +1,316 @@
+"""kronex: Kronecker-structured linear algebra, from NumPy and SciPy.
+
+Solves (A1 ⊗ A2 ⊗ ... ⊗ Ad) x = b for a d-dimensional array b without forming the big matrix,
+with kronex's C++ plans (banded LU, cache-blocked kernels, threads). See docs/python.md.
+
+    import numpy as np, kronex as kx
+    M = kx.gallery.bspline_mass(64, 3)
+    P = kx.gallery.bspline_mass(48, 3, periodic=True)
+    K = kx.kron(M, P, M)
+    x = K.solve(b)                     # b of shape (64, 48, 64)
+    op = kx.compile(K.inverse(), b)    # factor once, then op(b, out=x) many times
+    print(op)                          # the plan
+"""
+import numbers as _numbers
+
+import numpy as _np
+
+from . import _kronex
+from ._kronex import (BackendUnavailableError, DeviceError, DimensionMismatchError, DTypeError, Error, Factor,
+                      FileError, InvalidFactorError, InvalidOperatorError, LapackError, MPIError, NonFiniteValueError,
+                      NotSeparableError, SingularFactorError, SizeLimitExceededError, TransferError)
+from . import gallery
+
+__all__ = ["Factor", "Operator", "CompiledOperator", "factor", "kron", "compile", "explain", "gallery", "Error",
+           "DTypeError", "DimensionMismatchError", "InvalidFactorError", "InvalidOperatorError", "FileError",
+           "SizeLimitExceededError", "NonFiniteValueError", "SingularFactorError", "NotSeparableError", "LapackError",
+           "BackendUnavailableError", "TransferError", "DeviceError", "MPIError"]
+
+_VALUE_TYPES = tuple(_np.dtype(t) for t in (_np.float32, _np.float64, _np.complex64, _np.complex128))
+
+
+def _value_type(dtype, what):
+    """The kronex value type for NumPy dtype `dtype`: itself when it is one of the four, float64
+    for integers and booleans; anything else is refused."""
+    dt = _np.dtype(dtype)
+    if dt in _VALUE_TYPES:
+        return dt
+    if dt.kind in "biu":
+        return _np.dtype(_np.float64)
+    raise DTypeError(f"kronex: {what} has dtype {dt}; kronex computes in float32, float64, complex64 or complex128")
+
+
+def _promote(*dtypes):
+    return _value_type(_np.result_type(*dtypes), "the result")
+
+
+def _is_sparse(a):
+    try:
+        import scipy.sparse
+    except ImportError:
+        return False
+    return scipy.sparse.issparse(a)
+
+
+def factor(a, dtype=None):
+    """A 1D factor: a kronex.Factor as it is, a square NumPy array (dense storage) or any
+    scipy.sparse matrix (stored as its sparsity allows: diagonal, banded, periodic banded with
+    corners, or dense). The values are copied: changing `a` later does not change the factor."""
+    if isinstance(a, Factor):
+        return a
+    if _is_sparse(a):
+        if a.ndim != 2 or a.shape[0] != a.shape[1]:
+            raise InvalidFactorError(f"kronex: a factor must be a square matrix; got a sparse matrix of shape {a.shape}")
+        t = _value_type(dtype if dtype is not None else a.dtype, "the factor")
+        coo = a.tocoo()
+        return _kronex._entries_factor(a.shape[0], _np.ascontiguousarray(coo.row, dtype=_np.int64),
+                                       _np.ascontiguousarray(coo.col, dtype=_np.int64),
+                                       _np.ascontiguousarray(coo.data, dtype=_np.complex128), t.name)
+    arr = _np.asarray(a)
+    t = _value_type(dtype if dtype is not None else arr.dtype, "the factor")
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise InvalidFactorError(f"kronex: a factor must be a square matrix; got an array of shape {arr.shape}")
+    return _kronex._dense_factor(_np.ascontiguousarray(arr, dtype=_np.complex128), t.name)
+
+
+def kron(*factors, dtype=None):
+    """The Kronecker product A1 ⊗ ... ⊗ Ad of 1 to 6 factors (anything kronex.factor takes), as a
+    lazy Operator. Its dtype is the factors' widest (or `dtype`)."""
+    fs = [factor(f) for f in factors]
+    types = [f.dtype for f in fs] + ([dtype] if dtype is not None else [])
+    t = _promote(*types) if types else _np.dtype(_np.float64)  # no factors: refused by kronex
+    return Operator(_kronex._kron(fs, t.name))
+
+
+def _operand(b, dtype, shape, what):
+    """b as a C-contiguous array of `dtype`: b itself when it is one already, else converted once
+    (a complex b for a real operator is refused, not truncated)."""
+    arr = _np.asarray(b)
+    if arr.dtype == object or arr.dtype.kind not in "biufc":
+        raise DTypeError(f"kronex: the {what} has dtype {arr.dtype}; kronex needs numbers")
+    _kronex._check_shape(list(arr.shape), list(shape), what)
+    if arr.dtype == dtype and arr.flags.c_contiguous:
+        return arr
+    if not _np.can_cast(arr.dtype, dtype, "same_kind"):
+        raise DTypeError(f"kronex: the {what} has dtype {arr.dtype}, which {dtype} cannot hold; "
+                         f"compile for {_promote(arr.dtype, dtype)} instead")
+    return _np.ascontiguousarray(arr, dtype=dtype)
+
+
+class CompiledOperator:
+    """An operator compiled for one shape and dtype (kronex.compile): factored once, then
+    op(b, out=x) runs the plan with no allocation and no factoring. print(op) prints the plan."""
+
+    __slots__ = ("_c", "_dtype")
+
+    def __init__(self, compiled):
+        self._c = compiled
+        self._dtype = _np.dtype(compiled.dtype)
+
+    @property
+    def shape(self):
+        return self._c.shape
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    def __call__(self, b, out=None, *, check_finite=False):
+        """x = op(b). `b` is used in place when it is a C-contiguous array of op.dtype (else
+        converted once); `out` (op.dtype, C-contiguous, op.shape) is written in place and may be
+        b itself. With check_finite, a NaN or infinity in b raises NonFiniteValueError."""
+        arr = _operand(b, self._dtype, self._c.shape, "input")
+        if out is None:
+            out = _np.empty(self._c.shape, dtype=self._dtype)
+        elif not isinstance(out, _np.ndarray):
+            raise DTypeError(f"kronex: out must be a NumPy array, not {type(out).__name__}")
+        elif out is not arr and _np.may_share_memory(arr, out) and not (
+                out.__array_interface__["data"][0] == arr.__array_interface__["data"][0] and out.strides == arr.strides):
+            arr = arr.copy()  # out overlaps b without being b: read b from a copy
+        self._c.run(arr, out, check_finite)
+        return out
+
+    def plan(self):
+        """The compiled plan as a dict: the same content as `kronex explain --json`."""
+        import json
+        return json.loads(self._c.plan_json())
+
+    def __str__(self):
+        return self._c.plan_text()
+
+    def __repr__(self):
+        return f"<kronex.CompiledOperator shape={self._c.shape} dtype={self._dtype.name}>"
+
+
+def _options(threads, min_rcond):
+    return (0 if threads is None else int(threads)), (-1.0 if min_rcond is None else float(min_rcond))
+
+
+def compile(expr, like, *, dtype=None, threads=None, min_rcond=None, check_finite=True):
+    """Compiles `expr` (an Operator: K.inverse() to solve, K to apply) for operands like `like`:
+    an array (its shape; the dtype is the operator's and the array's promoted) or a shape tuple
+    (the operator's dtype, or `dtype`). Factors are factored here, once, with the GIL released.
+    threads: the host plan's thread count (default: OMP_NUM_THREADS). min_rcond: the
+    reciprocal condition estimate below which a factor is refused as singular (default n eps).
+    check_finite: refuse factors holding NaN or infinity (InvalidFactorError)."""
+    if not isinstance(expr, Operator):
+        raise InvalidOperatorError(f"kronex: compile needs an Operator (kron(...), sums, inverses), not {type(expr).__name__}")
+    shape, t = _shape_and_type(expr, like, dtype)
+    n_threads, rcond = _options(threads, min_rcond)
+    return CompiledOperator(_kronex._compile(expr._e, False, list(shape), t.name, n_threads, rcond, bool(check_finite)))
+
+
+def _shape_and_type(expr, like, dtype):
+    if isinstance(like, tuple) or (isinstance(like, list) and all(isinstance(n, _numbers.Integral) for n in like)):
+        shape = tuple(int(n) for n in like)
+        t = expr.dtype
+    else:
+        arr = _np.asarray(like)
+        shape, t = arr.shape, _promote(expr.dtype, arr.dtype)
+    if dtype is not None:
+        t = _value_type(dtype, "the requested dtype")
+        if not _np.can_cast(expr.dtype, t, "same_kind"):
+            raise DTypeError(f"kronex: a {expr.dtype} operator cannot be compiled for {t}")
+    return shape, t
+
+
+def explain(expr, like, *, dtype=None, threads=None, min_rcond=None, as_dict=False):
+    """The plan kronex.compile(expr, like) would make, from its check and plan phases only
+    (nothing is factored or allocated, so any size can be explained): the printed text, or with
+    as_dict the same content as `kronex explain --json`."""
+    if not isinstance(expr, Operator):
+        raise InvalidOperatorError(f"kronex: explain needs an Operator, not {type(expr).__name__}")
+    shape, t = _shape_and_type(expr, like, dtype)
+    n_threads, rcond = _options(threads, min_rcond)
+    text, js = _kronex._explain(expr._e, False, list(shape), t.name, n_threads, rcond)
+    if as_dict:
+        import json
+        return json.loads(js)
+    return text
+
+
+class Operator:
+    """A lazy operator: a Kronecker product (kronex.kron), or sums, scalar multiples and
+    compositions of them, maybe transposed, inverted or pseudo-inverted. Nothing is factored
+    until it is solved, applied or compiled."""
+
+    __slots__ = ("_e",)
+
+    def __init__(self, expression):
+        self._e = expression
+
+    @property
+    def shape(self):
+        """The factors' sizes: the shape of the arrays it acts on."""
+        return self._e.shape
+
+    @property
+    def dtype(self):
+        return _np.dtype(self._e.dtype)
+
+    @property
+    def factors(self):
+        """Its factors, each once."""
+        return self._e.factors
+
+    def astype(self, dtype):
+        """The same operator computing in a wider dtype (a real operator as a complex one)."""
+        t = _value_type(dtype, "the requested dtype")
+        if t == self.dtype:
+            return self
+        if not _np.can_cast(self.dtype, t, "same_kind"):
+            raise DTypeError(f"kronex: a {self.dtype} operator cannot compute in {t}")
+        return Operator(_kronex._as_type(self._e, t.name))
+
+    def transpose(self):
+        return Operator(_kronex._method(self._e, "transpose", -1.0))
+
+    def adjoint(self):
+        return Operator(_kronex._method(self._e, "adjoint", -1.0))
+
+    T = property(transpose, doc="The transpose.")
+    H = property(adjoint, doc="The adjoint (conjugate transpose).")
+
+    def inverse(self):
+        return Operator(_kronex._method(self._e, "inverse", -1.0))
+
+    def pseudo_inverse(self, rtol):
+        """The pseudo-inverse of a sum of Kronecker products (fast diagonalisation), dropping
+        eigenvalue sums below rtol times the largest."""
+        return Operator(_kronex._method(self._e, "pseudo_inverse", float(rtol)))
+
+    def solve(self, b, out=None, *, threads=None, min_rcond=None, check_finite=True):
+        """x with K x = b: compiles K.inverse() for b and runs it once. out: as CompiledOperator.
+        check_finite (default) refuses NaN and infinity in the factors and in b."""
+        return self._run(True, b, out, threads, min_rcond, check_finite)
+
+    def apply(self, x, out=None, *, threads=None, check_finite=False):
+        """y = K x."""
+        return self._run(False, x, out, threads, None, check_finite)
+
+    def _run(self, solve, b, out, threads, min_rcond, check_finite):
+        arr = _np.asarray(b)
+        shape, t = _shape_and_type(self, arr, None)
+        n_threads, rcond = _options(threads, min_rcond)
+        compiled = CompiledOperator(_kronex._compile(self._e, solve, list(shape), t.name, n_threads, rcond,
+                                                     bool(check_finite)))
+        return compiled(arr, out, check_finite=check_finite)
+
+    # Algebra, as in C++: A + B, A - B, -A, c * A, A * c, A / c, A @ B and A * B (compositions).
+    def _other(self, other):
+        if not isinstance(other, Operator):
+            return None
+        t = _promote(self.dtype, other.dtype)
+        return self.astype(t), other.astype(t)
+
+    def __add__(self, other):
+        pair = self._other(other)
+        if pair is None:
+            return NotImplemented
+        return Operator(_kronex._sum(pair[0]._e, pair[1]._e, 1.0))
+
+    def __sub__(self, other):
+        pair = self._other(other)
+        if pair is None:
+            return NotImplemented
+        return Operator(_kronex._sum(pair[0]._e, pair[1]._e, -1.0))
+
+    def __neg__(self):
+        return self._scaled(-1.0)
+
+    def __pos__(self):
+        return self
+
+    def _scaled(self, c):
+        if not isinstance(c, _numbers.Number) or isinstance(c, bool):
+            return NotImplemented
+        t = _promote(self.dtype, _np.result_type(c))
+        if t.kind != "c" and self.dtype.kind != "c":
+            t = self.dtype  # a real scalar keeps a float32 operator float32
+        return Operator(_kronex._scaled(self.astype(t)._e, complex(c)))
+
+    def __mul__(self, other):
+        if isinstance(other, Operator):
+            return self @ other
+        return self._scaled(other)
+
+    def __rmul__(self, other):
+        return self._scaled(other)
+
+    def __truediv__(self, other):
+        if not isinstance(other, _numbers.Number) or isinstance(other, bool):
+            return NotImplemented
+        return self._scaled(1 / other)
+
+    def __matmul__(self, other):
+        pair = self._other(other)
+        if pair is None:
+            return NotImplemented
+        return Operator(_kronex._product(pair[0]._e, pair[1]._e))
+
+    def __repr__(self):
+        try:
+            text = self._e.text()
+        except Error as e:  # an expression that cannot be compiled (pseudo-inverse of an inverse)
+            text = f"<invalid: {e}>"
+        return f"kronex.Operator({text}, shape={self.shape}, dtype={self.dtype.name})"

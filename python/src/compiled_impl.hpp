@@ -1,0 +1,94 @@
+#pragma once
+// compile_as<T> and explain_as<T>, included once per value type by compiled_*.cpp.
+#include <optional>
+#include <utility>
+
+#include <kronex/compile.hpp>
+
+#include "compiled.hpp"
+
+namespace kronex::python {
+
+namespace detail {
+
+// A Kronecker product (maybe transposed or inverted) runs the single-product plan, as
+// kronex::compile(kron(...), b) does; anything built with the algebra the composite plan.
+template <class T, std::size_t D>
+class compiled_on final : public compiled {
+public:
+  compiled_on(const operator_tree<T>& t, dtype type, const shape_t& shape, std::vector<factor_ptr> factors)
+      : compiled(type, shape, std::move(factors)) {
+    if (t.is_plain_kron()) {
+      operator_desc<T> d = t.leaf;
+      d.options = t.options;
+      m_kron.emplace(d, shape);
+    } else {
+      m_tree.emplace(t, shape);
+    }
+  }
+
+  void run(const void* b, void* x) override {
+    const T* in = static_cast<const T*>(b);
+    T* out = static_cast<T*>(x);
+    if (m_kron) m_kron->run(in, out);
+    else m_tree->run(in, out);
+  }
+  const plan_description& plan() const override { return m_kron ? m_kron->plan() : m_tree->plan(); }
+
+private:
+  std::optional<host_operator<T, D>> m_kron;
+  std::optional<host_operator<T, D, kronex::detail::host_composite_plan<T>>> m_tree;
+};
+
+template <class F>
+decltype(auto) with_rank(std::size_t d, F&& f) {
+  switch (d) {
+    case 1: return f(std::integral_constant<std::size_t, 1>{});
+    case 2: return f(std::integral_constant<std::size_t, 2>{});
+    case 3: return f(std::integral_constant<std::size_t, 3>{});
+    case 4: return f(std::integral_constant<std::size_t, 4>{});
+    case 5: return f(std::integral_constant<std::size_t, 5>{});
+    case 6: break;
+    default: throw invalid_operator(kronex::detail::message("kronex: operators have 1 to 6 factors, not ", d));
+  }
+  return f(std::integral_constant<std::size_t, 6>{});
+}
+
+template <class T>
+operator_tree<T> tree_for(const expression_ptr& e, bool solve, const shape_t& shape, const compile_options& options) {
+  operator_tree<T> t = e->tree<T>();
+  if (solve) kronex::detail::invert(t);
+  t.options = options;
+  kronex::detail::check_shape(shape, e->sizes(), "the operand", kronex::detail::shape_source::factors);
+  return t;
+}
+
+} // namespace detail
+
+template <class T>
+std::unique_ptr<compiled> compile_as(const expression_ptr& e, bool solve, const shape_t& shape,
+                                     const compile_options& options) {
+  const operator_tree<T> t = detail::tree_for<T>(e, solve, shape, options);
+  return detail::with_rank(shape.size(), [&](auto d) -> std::unique_ptr<compiled> {
+    return std::make_unique<detail::compiled_on<T, decltype(d)::value>>(t, dsl::dtype_of<T>(), shape, e->factors());
+  });
+}
+
+template <class T>
+plan_description explain_as(const expression_ptr& e, bool solve, const shape_t& shape, const compile_options& options) {
+  const operator_tree<T> t = detail::tree_for<T>(e, solve, shape, options);
+  if (t.is_plain_kron()) {
+    operator_desc<T> d = t.leaf;
+    d.options = t.options;
+    return kronex::detail::host_plan<T>::explain(d, shape);
+  }
+  return kronex::detail::host_composite_plan<T>::explain(t, shape);
+}
+
+} // namespace kronex::python
+
+// Inside namespace kronex::python.
+#define KRONEX_PYTHON_INSTANTIATE(T)                                                                          \
+  template std::unique_ptr<compiled> compile_as<T>(const expression_ptr&, bool, const shape_t&,               \
+                                                   const compile_options&);                                   \
+  template plan_description explain_as<T>(const expression_ptr&, bool, const shape_t&, const compile_options&);
