@@ -20,8 +20,10 @@ from ._kronex import (BackendUnavailableError, DeviceError, DimensionMismatchErr
                       FileError, InvalidFactorError, InvalidOperatorError, LapackError, MPIError, NonFiniteValueError,
                       NotSeparableError, SingularFactorError, SizeLimitExceededError, TransferError)
 from . import gallery
+from .krylov import KrylovResult, bicgstab, cg, gmres, minres
 
-__all__ = ["Factor", "Operator", "CompiledOperator", "factor", "kron", "compile", "explain", "gallery", "Error",
+__all__ = ["Factor", "Operator", "CompiledOperator", "factor", "kron", "compile", "explain", "gallery", "cg",
+           "bicgstab", "gmres", "minres", "KrylovResult", "Error",
            "DTypeError", "DimensionMismatchError", "InvalidFactorError", "InvalidOperatorError", "FileError",
            "SizeLimitExceededError", "NonFiniteValueError", "SingularFactorError", "NotSeparableError", "LapackError",
            "BackendUnavailableError", "TransferError", "DeviceError", "MPIError"]
@@ -52,33 +54,56 @@ def _is_sparse(a):
     return scipy.sparse.issparse(a)
 
 
+def _factor_type(source_dtype, dtype):
+    """A factor's value type: `dtype` when given (refused when it cannot hold the values:
+    complex values in a real type), else the source's."""
+    src = _value_type(source_dtype, "the factor")
+    if dtype is None:
+        return src
+    t = _value_type(dtype, "the requested dtype")
+    if not _np.can_cast(src, t, "same_kind"):
+        raise DTypeError(f"kronex: a {src} factor cannot be made {t} (its imaginary parts would be dropped)")
+    return t
+
+
 def factor(a, dtype=None):
-    """A 1D factor: a kronex.Factor as it is, a square NumPy array (dense storage) or any
-    scipy.sparse matrix (stored as its sparsity allows: diagonal, banded, periodic banded with
-    corners, or dense). The values are copied: changing `a` later does not change the factor."""
+    """A 1D factor: a kronex.Factor, a square NumPy array (dense storage) or any scipy.sparse
+    matrix (stored as its sparsity allows: diagonal, banded, periodic banded with corners, or
+    dense). The values are copied, rounded to the factor's dtype (the source's, or `dtype`):
+    changing `a` later does not change the factor, and a float32 factor solved in float64 has
+    its float32 values."""
     if isinstance(a, Factor):
-        return a
+        t = _factor_type(a.dtype, dtype)
+        return a if t == a.dtype else _kronex._converted_factor(a, t.name)
     if _is_sparse(a):
         if a.ndim != 2 or a.shape[0] != a.shape[1]:
             raise InvalidFactorError(f"kronex: a factor must be a square matrix; got a sparse matrix of shape {a.shape}")
-        t = _value_type(dtype if dtype is not None else a.dtype, "the factor")
+        t = _factor_type(a.dtype, dtype)
         coo = a.tocoo()
         return _kronex._entries_factor(a.shape[0], _np.ascontiguousarray(coo.row, dtype=_np.int64),
                                        _np.ascontiguousarray(coo.col, dtype=_np.int64),
                                        _np.ascontiguousarray(coo.data, dtype=_np.complex128), t.name)
     arr = _np.asarray(a)
-    t = _value_type(dtype if dtype is not None else arr.dtype, "the factor")
+    t = _factor_type(arr.dtype, dtype)
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
         raise InvalidFactorError(f"kronex: a factor must be a square matrix; got an array of shape {arr.shape}")
     return _kronex._dense_factor(_np.ascontiguousarray(arr, dtype=_np.complex128), t.name)
 
 
+Factor.dtype = property(lambda f: _np.dtype(f._dtype), doc="Its value type (a NumPy dtype).")
+
+
 def kron(*factors, dtype=None):
     """The Kronecker product A1 ⊗ ... ⊗ Ad of 1 to 6 factors (anything kronex.factor takes), as a
-    lazy Operator. Its dtype is the factors' widest (or `dtype`)."""
+    lazy Operator. Its dtype is the factors' widest, or `dtype` (which must hold every factor:
+    complex factors make no real operator)."""
     fs = [factor(f) for f in factors]
-    types = [f.dtype for f in fs] + ([dtype] if dtype is not None else [])
-    t = _promote(*types) if types else _np.dtype(_np.float64)  # no factors: refused by kronex
+    if dtype is not None:
+        t = _value_type(dtype, "the requested dtype")
+        for f in fs:
+            _factor_type(f.dtype, t)
+    else:
+        t = _promote(*[f.dtype for f in fs]) if fs else _np.dtype(_np.float64)  # no factors: refused by kronex
     return Operator(_kronex._kron(fs, t.name))
 
 
@@ -118,7 +143,9 @@ class CompiledOperator:
     def __call__(self, b, out=None, *, check_finite=False):
         """x = op(b). `b` is used in place when it is a C-contiguous array of op.dtype (else
         converted once); `out` (op.dtype, C-contiguous, op.shape) is written in place and may be
-        b itself. With check_finite, a NaN or infinity in b raises NonFiniteValueError."""
+        b itself. With check_finite, a NaN or infinity in b raises NonFiniteValueError. Calls
+        from several threads take turns (the plan has one workspace): compile one operator per
+        thread to solve in parallel."""
         arr = _operand(b, self._dtype, self._c.shape, "input")
         if out is None:
             out = _np.empty(self._c.shape, dtype=self._dtype)
@@ -136,14 +163,22 @@ class CompiledOperator:
         return json.loads(self._c.plan_json())
 
     def __str__(self):
-        return self._c.plan_text()
+        return self._c.plan_text().rstrip("\n")
 
     def __repr__(self):
         return f"<kronex.CompiledOperator shape={self._c.shape} dtype={self._dtype.name}>"
 
 
 def _options(threads, min_rcond):
-    return (0 if threads is None else int(threads)), (-1.0 if min_rcond is None else float(min_rcond))
+    if threads is None:
+        threads = 0
+    elif not isinstance(threads, _numbers.Integral) or isinstance(threads, bool) or threads < 1:
+        raise InvalidOperatorError(f"kronex: threads must be a positive integer (or None: OMP_NUM_THREADS), got {threads!r}")
+    if min_rcond is None:
+        min_rcond = -1.0
+    elif not isinstance(min_rcond, _numbers.Real) or not min_rcond >= 0:
+        raise InvalidOperatorError(f"kronex: min_rcond must be a number >= 0 (or None: n eps), got {min_rcond!r}")
+    return int(threads), float(min_rcond)
 
 
 def compile(expr, like, *, dtype=None, threads=None, min_rcond=None, check_finite=True):
@@ -214,7 +249,8 @@ class Operator:
         return self._e.factors
 
     def astype(self, dtype):
-        """The same operator computing in a wider dtype (a real operator as a complex one)."""
+        """The same operator computing in another dtype: a real operator as a complex one, or in
+        another precision (a complex operator has no real dtype)."""
         t = _value_type(dtype, "the requested dtype")
         if t == self.dtype:
             return self
@@ -250,11 +286,34 @@ class Operator:
 
     def _run(self, solve, b, out, threads, min_rcond, check_finite):
         arr = _np.asarray(b)
+        if arr.dtype == object or arr.dtype.kind not in "biufc":
+            raise DTypeError(f"kronex: the input has dtype {arr.dtype}; kronex needs numbers")
         shape, t = _shape_and_type(self, arr, None)
         n_threads, rcond = _options(threads, min_rcond)
         compiled = CompiledOperator(_kronex._compile(self._e, solve, list(shape), t.name, n_threads, rcond,
                                                      bool(check_finite)))
         return compiled(arr, out, check_finite=check_finite)
+
+    def aslinearoperator(self, shape, dtype=None, *, threads=None):
+        """This operator as a scipy.sparse.linalg.LinearOperator on flat vectors of arrays of
+        `shape`: kronex inside SciPy's solvers (M=K.inverse().aslinearoperator(b.shape)). It is
+        compiled once (its adjoint too, on the first rmatvec)."""
+        from scipy.sparse.linalg import LinearOperator
+        shape = tuple(int(n) for n in shape)
+        t = self.dtype if dtype is None else _value_type(dtype, "the requested dtype")
+        op = compile(self, shape, dtype=t, threads=threads)
+        adjoint = []
+        n = int(_np.prod(shape))
+
+        def matvec(v):
+            return op(_np.reshape(v, shape)).reshape(v.shape)
+
+        def rmatvec(v):
+            if not adjoint:
+                adjoint.append(compile(self.H, shape, dtype=t, threads=threads))
+            return adjoint[0](_np.reshape(v, shape)).reshape(v.shape)
+
+        return LinearOperator((n, n), matvec=matvec, rmatvec=rmatvec, dtype=t)
 
     # Algebra, as in C++: A + B, A - B, -A, c * A, A * c, A / c, A @ B and A * B (compositions).
     def _other(self, other):

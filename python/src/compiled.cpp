@@ -1,4 +1,5 @@
 #include "compiled.hpp"
+#include "krylov.hpp"
 
 namespace kronex::python {
 
@@ -10,6 +11,17 @@ std::unique_ptr<compiled> compile(const expression_ptr& e, bool solve, const sha
 plan_description explain(const expression_ptr& e, bool solve, const shape_t& shape, dtype t,
                          const compile_options& options) {
   return dsl::with_dtype(t, [&](auto zero) { return explain_as<decltype(zero)>(e, solve, shape, options); });
+}
+
+erased_map sparse_map(const shape_t& shape, dtype t, const csr_arrays& csr) {
+  return dsl::with_dtype(t, [&](auto zero) { return sparse_map<decltype(zero)>(shape, csr); });
+}
+
+krylov_result krylov(krylov_method m, const shape_t& shape, dtype t, erased_map A, erased_map P, const void* b, void* x,
+                     const krylov_options<double>& options) {
+  return dsl::with_dtype(t, [&](auto zero) {
+    return krylov_as<decltype(zero)>(m, shape, std::move(A), std::move(P), b, x, options);
+  });
 }
 
 } // namespace kronex::python

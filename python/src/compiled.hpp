@@ -4,6 +4,7 @@
 // (compiled_*.cpp) instantiates compile_as<T>; the rank is a run-time value up to 6.
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,14 +19,20 @@ namespace kronex::python {
 class compiled {
 public:
   virtual ~compiled() = default;
-  // x = op(b) on C-order buffers of shape(); x may be b. No allocation, no check.
-  virtual void run(const void* b, void* x) = 0;
+  // x = op(b) on C-order buffers of shape(); x may be b. No allocation, no check. Calls from
+  // several threads take turns: a plan has one workspace.
+  void run(const void* b, void* x) {
+    std::lock_guard<std::mutex> lock(m_running);
+    run_plan(b, x);
+  }
   virtual const plan_description& plan() const = 0;
 
   dtype type() const noexcept { return m_type; }
   const shape_t& shape() const noexcept { return m_shape; }
 
 protected:
+  virtual void run_plan(const void* b, void* x) = 0;
+
   compiled(dtype t, shape_t shape, std::vector<factor_ptr> factors)
       : m_type(t), m_shape(std::move(shape)), m_factors(std::move(factors)) {}
 
@@ -33,6 +40,7 @@ private:
   dtype m_type;
   shape_t m_shape;
   std::vector<factor_ptr> m_factors;  // alive while the plan refers to them
+  std::mutex m_running;
 };
 
 // kronex::compile of `e` (solve: of its inverse, as K.solve(b) compiles) for operands of

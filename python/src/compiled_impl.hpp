@@ -27,15 +27,16 @@ public:
     }
   }
 
-  void run(const void* b, void* x) override {
+  const plan_description& plan() const override { return m_kron ? m_kron->plan() : m_tree->plan(); }
+
+private:
+  void run_plan(const void* b, void* x) override {
     const T* in = static_cast<const T*>(b);
     T* out = static_cast<T*>(x);
     if (m_kron) m_kron->run(in, out);
     else m_tree->run(in, out);
   }
-  const plan_description& plan() const override { return m_kron ? m_kron->plan() : m_tree->plan(); }
 
-private:
   std::optional<host_operator<T, D>> m_kron;
   std::optional<host_operator<T, D, kronex::detail::host_composite_plan<T>>> m_tree;
 };

@@ -62,7 +62,7 @@ expression_ptr expression::product(const expression_ptr& a, const expression_ptr
 
 expression_ptr expression::method(const expression_ptr& a, form m, double rtol) {
   if (m == form::pseudo_inverse && !(rtol >= 0))
-    throw error(kronex::detail::message("kronex: pseudo_inverse needs a relative tolerance >= 0, got ", rtol));
+    throw invalid_operator(kronex::detail::message("kronex: pseudo_inverse needs a relative tolerance >= 0, got ", rtol));
   // Twice the same involution is the operator itself: A.T.T is A (no node per call in a loop).
   if (m != form::pseudo_inverse && a->m_form == m) return a->m_operands.front();
   auto e = std::shared_ptr<expression>(new expression(m, a->m_type, a->m_sizes));

@@ -27,6 +27,60 @@ namespace kronex::python {
 using dsl::dtype;
 using value = std::complex<double>;  // every value type's entries, exactly
 
+namespace detail {
+// v in value type To. A complex value with an imaginary part has no real To: refused, never
+// dropped (the package refuses such conversions before they get here).
+template <class To, class From>
+To convert_value(const From& v) {
+  if constexpr (value_traits<To>::is_complex) {
+    if constexpr (value_traits<From>::is_complex)
+      return To(typename To::value_type(v.real()), typename To::value_type(v.imag()));
+    else return To(typename To::value_type(v));
+  } else {
+    if constexpr (value_traits<From>::is_complex) {
+      if (v.imag() != 0)
+        throw invalid_factor("kronex: a complex factor entry with a nonzero imaginary part has no real value");
+      return To(v.real());
+    } else {
+      return To(v);
+    }
+  }
+}
+template <class T>
+T narrow(const value& v) { return convert_value<T>(v); }
+} // namespace detail
+
+// The same factor, in the same storage, in value type To.
+template <class To, class From>
+any_factor<To> convert_factor(const any_factor<From>& f) {
+  return std::visit([](const auto& x) -> any_factor<To> {
+    using F = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<F, identity_factor>) {
+      return x;
+    } else if constexpr (std::is_same_v<F, diagonal_factor<From>>) {
+      std::vector<To> d;
+      for (const From& v : x.values()) d.push_back(detail::convert_value<To>(v));
+      return diagonal_factor<To>(std::move(d));
+    } else if constexpr (std::is_same_v<F, banded<From>>) {
+      banded<To> b(x.size(), x.lower(), x.upper(), x.boundary_condition());
+      const long n = long(x.size());
+      for (long i = 0; i < n; ++i)
+        for (long d = -long(x.lower()); d <= long(x.upper()); ++d) {
+          long j = i + d;
+          if (x.periodic()) j = (j + n) % n;
+          else if (j < 0 || j >= n) continue;
+          b(std::size_t(i), std::size_t(j)) = detail::convert_value<To>(x(std::size_t(i), std::size_t(j)));
+        }
+      return b;
+    } else if constexpr (std::is_same_v<F, xt::xtensor<From, 2>>) {
+      xt::xtensor<To, 2> a = xt::xtensor<To, 2>::from_shape(x.shape());
+      for (std::size_t k = 0; k < x.size(); ++k) a.data()[k] = detail::convert_value<To>(x.data()[k]);
+      return a;
+    } else {
+      throw invalid_factor("kronex: a function factor cannot change its value type");
+    }
+  }, f.get());
+}
 class factor_source {
 public:
   // A dense n x n matrix, row-major.
@@ -49,7 +103,12 @@ public:
   struct identity {
     std::size_t n = 0;
   };
-  using spec = std::variant<dense, entries, gallery, identity>;
+  // Another factor's values in this source's value type (Python: kronex.factor(f, dtype)).
+  struct converted {
+    std::size_t n = 0;
+    std::shared_ptr<const factor_source> from;
+  };
+  using spec = std::variant<dense, entries, gallery, identity, converted>;
 
   factor_source(spec s, dtype t);
 
@@ -62,9 +121,21 @@ public:
   std::string repr() const;
 
   // The factor in value type T, built on first use (thread-safe). Its address is stable for the
-  // source's lifetime: plans refer to it.
+  // source's lifetime: plans refer to it. Its values are those of the source's own value type,
+  // converted: a float32 factor solved in float64 has its float32 values.
   template <class T>
   const any_factor<T>& get() const {
+    if (dsl::dtype_of<T>() != m_type) {
+      auto& slot = std::get<std::unique_ptr<const any_factor<T>>>(m_built);
+      {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        if (slot) return *slot;
+      }
+      auto converted = dsl::with_dtype(m_type, [&](auto zero) { return convert_factor<T>(get<decltype(zero)>()); });
+      std::lock_guard<std::mutex> lock(m_mutex);
+      if (!slot) slot = std::make_unique<const any_factor<T>>(std::move(converted));
+      return *slot;
+    }
     auto& slot = std::get<std::unique_ptr<const any_factor<T>>>(m_built);
     std::lock_guard<std::mutex> lock(m_mutex);
     if (!slot) slot = std::make_unique<const any_factor<T>>(build<T>());
@@ -83,16 +154,6 @@ private:
                      std::unique_ptr<const any_factor<std::complex<double>>>>
       m_built;
 };
-
-namespace detail {
-// v in value type T. Only called with a type that holds v: a factor is compiled in its own value
-// type or a wider one (a complex factor never in a real type).
-template <class T>
-T narrow(const value& v) {
-  if constexpr (value_traits<T>::is_complex) return T(typename T::value_type(v.real()), typename T::value_type(v.imag()));
-  else return T(v.real());
-}
-} // namespace detail
 
 template <class T>
 any_factor<T> factor_source::build() const {
@@ -114,8 +175,10 @@ any_factor<T> factor_source::build() const {
         case gallery::matrix::laplacian: break;
       }
       return kronex::gallery::laplacian<T>(s.n, s.bc);
-    } else {
+    } else if constexpr (std::is_same_v<S, identity>) {
       return identity_factor(s.n);
+    } else {
+      return dsl::with_dtype(s.from->type(), [&](auto zero) { return convert_factor<T>(s.from->template get<decltype(zero)>()); });
     }
   }, m_spec);
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <algorithm>
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -21,6 +23,7 @@
 #include "exec/plan_json.hpp"
 #include "expression.hpp"
 #include "factor_source.hpp"
+#include "krylov.hpp"
 
 namespace py = pybind11;
 using namespace kronex::python;
@@ -145,6 +148,128 @@ void run(compiled& op, const py::array& b, py::array& x, bool check_input) {
   op.run(in, out);
 }
 
+// A Krylov solve's b or x: the solve's value type, C-contiguous (x writable), before any work.
+void check_krylov_array(const py::array& a, dtype t, const char* what, bool writable) {
+  if (!a.dtype().is(numpy_dtype(t)))
+    throw dtype_error(std::string("kronex: ") + what + " has dtype " + std::string(py::str(a.dtype())) +
+                      " but the solve computes in " + kronex::dsl::to_string(t));
+  if (!(a.flags() & py::array::c_style)) throw kronex::invalid_operator(std::string("kronex: ") + what + " is not C-contiguous");
+  if (writable && !a.writeable()) throw kronex::invalid_operator(std::string("kronex: ") + what + " is read-only");
+}
+
+// The operator or preconditioner of a Krylov solve, as the package describes it:
+//   ("compiled", _Compiled)            a kronex operator compiled for b's shape and value type
+//   ("csr", indptr, indices, data)     an N x N sparse matrix (int64, int64, complex128 arrays)
+//   ("function", f, flat)              y = f(x): x a read-only array over kronex's buffer, flat
+//                                      (N,) or shaped like b; called with the GIL taken
+// None: no preconditioner.
+erased_map map_of(const py::object& spec, const kronex::shape_t& shape, dtype t, const std::string& role) {
+  if (spec.is_none()) return {};
+  const auto d = spec.cast<py::tuple>();
+  const auto kind = d[0].cast<std::string>();
+  const std::size_t n = kronex::detail::product(shape);
+  if (kind == "compiled") {
+    auto op = d[1].cast<std::shared_ptr<compiled>>();
+    if (op->type() != t)
+      throw dtype_error("kronex: the " + role + " was compiled for " + kronex::dsl::to_string(op->type()) +
+                        " but the solve computes in " + kronex::dsl::to_string(t));
+    kronex::detail::check_shape(shape, op->shape(), ("the " + role + "'s operand").c_str(),
+                                kronex::detail::shape_source::compiled);
+    return [op](const void* x, void* y) { op->run(x, y); };
+  }
+  if (kind == "csr") {
+    const auto indptr = d[1].cast<py::array_t<std::int64_t, py::array::c_style>>();
+    const auto indices = d[2].cast<py::array_t<std::int64_t, py::array::c_style>>();
+    const auto data = d[3].cast<py::array_t<std::complex<double>, py::array::c_style>>();
+    csr_arrays c;
+    for (py::ssize_t k = 0; k < indptr.size(); ++k) {
+      if (indptr.data()[k] < 0) throw kronex::invalid_operator("kronex: the " + role + "'s indptr has a negative entry");
+      c.row_ptr.push_back(std::size_t(indptr.data()[k]));
+    }
+    for (py::ssize_t k = 0; k < indices.size(); ++k) {
+      if (indices.data()[k] < 0) throw kronex::invalid_operator("kronex: the " + role + "'s indices have a negative entry");
+      c.col_idx.push_back(std::size_t(indices.data()[k]));
+    }
+    c.values.assign(data.data(), data.data() + data.size());
+    return sparse_map(shape, t, c);
+  }
+  // A Python function. The object is released with the GIL taken, wherever the last copy of the
+  // map goes (the solver copies maps while the GIL is released).
+  std::shared_ptr<py::object> f(new py::object(d[1]), [](py::object* p) {
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+  const bool flat = d[2].cast<bool>();
+  std::vector<py::ssize_t> dims;
+  if (flat) dims.push_back(py::ssize_t(n));
+  else for (std::size_t s : shape) dims.push_back(py::ssize_t(s));
+  return kronex::dsl::with_dtype(t, [&](auto zero) -> erased_map {
+    using T = decltype(zero);
+    return [f, dims, n, role](const void* xv, void* yv) {
+      py::gil_scoped_acquire gil;
+      const T* x = static_cast<const T*>(xv);
+      // A read-only view of kronex's vector: no copy, and the function cannot change it.
+      py::array_t<T> view(dims, x, py::capsule(x, [](void*) {}));
+      view.attr("flags").attr("writeable") = false;
+      const py::object r = (*f)(view);
+      const py::array any = py::array::ensure(r);
+      if (!any || any.dtype().kind() == 'O')
+        throw dtype_error("kronex: the " + role + " function returned " + std::string(py::str(py::type::of(r))) +
+                          ", not an array of numbers");
+      if (!kronex::value_traits<T>::is_complex && any.dtype().kind() == 'c')
+        throw dtype_error("kronex: the " + role + " function returned complex values in a real solve");
+      const auto y = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(any);
+      if (!y || std::size_t(y.size()) != n)
+        throw kronex::dimension_mismatch("kronex: the " + role + " function returned " + std::to_string(any.size()) +
+                                         " values, not " + std::to_string(n));
+      std::copy(y.data(), y.data() + n, static_cast<T*>(yv));
+    };
+  });
+}
+
+kronex::krylov_method method_from_name(const std::string& name) {
+  if (name == "cg") return kronex::krylov_method::cg;
+  if (name == "bicgstab") return kronex::krylov_method::bicgstab;
+  if (name == "gmres") return kronex::krylov_method::gmres;
+  if (name == "minres") return kronex::krylov_method::minres;
+  throw kronex::error("kronex: no Krylov method " + name);
+}
+
+py::dict krylov_solve(const std::string& method, const std::string& type, const py::object& A, const py::object& P,
+                      const py::array& b, py::array& x, double rtol, double atol, const py::object& maxiter,
+                      std::size_t restart, std::size_t check_every, bool history) {
+  const dtype t = dtype_from_name(type);
+  const kronex::krylov_method m = method_from_name(method);
+  check_krylov_array(b, t, "b", false);
+  check_krylov_array(x, t, "x", true);
+  const kronex::shape_t shape = shape_of(b);
+  kronex::detail::check_shape(shape_of(x), shape, "x", kronex::detail::shape_source::compiled);
+  if (b.data() == x.data()) throw kronex::invalid_operator("kronex: b and x must be different arrays");
+  erased_map a = map_of(A, shape, t, "operator"), p = map_of(P, shape, t, "preconditioner");
+  kronex::krylov_options<double> o;
+  o.rtol = rtol;
+  o.atol = atol;
+  if (!maxiter.is_none()) o.max_iterations = maxiter.cast<std::size_t>();
+  o.restart = restart;
+  o.check_every = check_every;
+  o.history = history;
+  const void* in = b.data();
+  void* out = x.mutable_data();
+  kronex::krylov_result r;
+  {
+    py::gil_scoped_release release;
+    r = kronex::python::krylov(m, shape, t, std::move(a), std::move(p), in, out, o);
+  }
+  py::dict d;
+  d["converged"] = r.converged;
+  d["status"] = kronex::to_string(r.status);
+  d["iterations"] = r.iterations;
+  d["relative_residual"] = r.relative_residual;
+  d["history"] = r.history;
+  d["message"] = r.message;
+  return d;
+}
+
 // Python exception classes for kronex's errors: Error (a RuntimeError) and one subclass per
 // kronex::error subclass; some are ValueError or TypeError too, as Python code expects.
 struct error_types {
@@ -232,7 +357,7 @@ PYBIND11_MODULE(_kronex, m) {
 
   py::class_<factor_source, std::shared_ptr<factor_source>>(m, "Factor", "A 1D factor (use kronex.factor to make one).")
       .def_property_readonly("n", &factor_source::size, "Its size: n for an n x n matrix.")
-      .def_property_readonly("dtype", [](const factor_source& f) { return kronex::dsl::to_string(f.type()); })
+      .def_property_readonly("_dtype", [](const factor_source& f) { return kronex::dsl::to_string(f.type()); })
       .def_property_readonly("storage", &factor_source::storage,
                              "How kronex stores it: dense, banded, periodic banded, diagonal or identity.")
       .def("__repr__", &factor_source::repr)
@@ -251,6 +376,12 @@ PYBIND11_MODULE(_kronex, m) {
   m.def("_dense_factor", &dense_factor);
   m.def("_entries_factor", &entries_factor);
   m.def("_gallery_factor", &gallery_factor);
+  m.def("_converted_factor", [](const std::shared_ptr<factor_source>& f, const std::string& type) {
+    factor_source::converted c{f->size(), f};
+    auto g = std::make_shared<factor_source>(c, dtype_from_name(type));
+    g->storage();  // converts now: a value the new type cannot hold is reported here
+    return g;
+  });
   m.def("_identity_factor", [](std::size_t n, const std::string& type) {
     if (n == 0) throw kronex::invalid_factor("kronex: an identity factor needs n >= 1");
     return std::make_shared<factor_source>(factor_source::identity{n}, dtype_from_name(type));
@@ -302,6 +433,7 @@ PYBIND11_MODULE(_kronex, m) {
     const auto p = kronex::python::explain(e, solve, shape, dtype_from_name(type), options_of(threads, min_rcond, false));
     return py::make_tuple(kronex::to_string(p), kronex::dsl::to_json(p).dump());
   });
+  m.def("_krylov", &krylov_solve);
   m.def("_check_shape", [](const std::vector<std::size_t>& shape, const std::vector<std::size_t>& expected,
                            const std::string& what) {
     kronex::detail::check_shape(shape, expected, what.c_str(), kronex::detail::shape_source::compiled);

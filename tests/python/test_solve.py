@@ -178,3 +178,53 @@ def test_pseudo_inverse_of_a_singular_sum(rng):
     assert relerr(x, ref) < 1e-10
     with pytest.raises(kx.Error, match="pseudo-inverse"):
         L.pseudo_inverse(1e-10).solve(b)
+
+
+def test_a_factors_dtype_fixes_its_values(rng):
+    a = rng.standard_normal((5, 5)) + 10 * np.eye(5)
+    f = kx.factor(a, dtype=np.float32)
+    assert f.dtype == np.float32 and f.toarray().dtype == np.float32
+    b = rng.standard_normal(5)
+    # Solved in float64 (the operand's), with the float32 values, not a's.
+    x = kx.kron(f).solve(b)
+    assert x.dtype == np.float64
+    ref = np.linalg.solve(a.astype(np.float32).astype(np.float64), b)
+    assert relerr(x, ref) < 1e-13
+    assert relerr(kx.kron(a).solve(b), ref) > 1e-10  # the test tells the two apart
+    # A Factor converted to another dtype, and a gallery factor, the same way.
+    g = kx.factor(kx.factor(a), dtype=np.float32)
+    np.testing.assert_array_equal(kx.kron(g).solve(b), x)
+    m32 = kx.gallery.bspline_mass(7, 3, dtype=np.float32)
+    m64 = kx.gallery.bspline_mass(7, 3)
+    np.testing.assert_array_equal(kx.factor(m64, dtype=np.float32).toarray(), m64.toarray().astype(np.float32))
+    c = rng.standard_normal(7)
+    assert relerr(kx.kron(m32).solve(c), np.linalg.solve(m32.toarray().astype(np.float64), c)) < 1e-13
+
+
+def test_dtype_requests_that_would_drop_imaginary_parts_are_refused(rng):
+    z = (rng.standard_normal((4, 4)) + 8 * np.eye(4)) * (1 + 1j)
+    with pytest.raises(kx.DTypeError, match="imaginary"):
+        kx.factor(z, dtype=np.float64)
+    with pytest.raises(kx.DTypeError, match="imaginary"):
+        kx.factor(sp.csr_matrix(z), dtype=np.float64)
+    with pytest.raises(kx.DTypeError):
+        kx.kron(z, dtype=np.float64)
+    with pytest.raises(kx.DTypeError):
+        kx.kron(z).astype(np.float64)
+    # dtype= on kron is the operator's dtype, narrower than the factors' included.
+    K = kx.kron(np.eye(3) * 3.0, dtype=np.float32)
+    assert K.dtype == np.float32 and K.solve(np.ones(3, dtype=np.float32)).dtype == np.float32
+
+
+def test_option_values_are_checked():
+    K = kx.kron(kx.gallery.bspline_mass(6, 2))
+    for bad in (-1, 0, 1.5, True):
+        with pytest.raises(kx.InvalidOperatorError, match="threads"):
+            K.solve(np.ones(6), threads=bad)
+    with pytest.raises(kx.InvalidOperatorError, match="min_rcond"):
+        kx.compile(K.inverse(), (6,), min_rcond=-0.5)
+    with pytest.raises(kx.InvalidOperatorError, match="pseudo_inverse"):
+        K.pseudo_inverse(-1)
+    # A higher min_rcond than the factor's condition estimate refuses it as singular.
+    with pytest.raises(kx.SingularFactorError, match="mode 0"):
+        kx.compile(K.inverse(), (6,), min_rcond=0.9)
