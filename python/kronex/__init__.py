@@ -107,9 +107,36 @@ def kron(*factors, dtype=None):
     return Operator(_kronex._kron(fs, t.name))
 
 
+# DLPack device types that are not host memory (kDLCPU = 1, kDLCUDAHost = 3 and kDLROCMHost = 11
+# are host memory NumPy can read).
+_DLPACK_HOST = (1, 3, 11)
+
+
+def _check_on_host(a, what):
+    """Arrays on a GPU (CuPy, PyTorch: __cuda_array_interface__, or DLPack on a device) are
+    refused: this build runs on the host, and kronex never copies an operand between host and
+    device behind the user's back."""
+    device = None
+    if hasattr(a, "__cuda_array_interface__"):
+        device = "a CUDA device (__cuda_array_interface__)"
+    elif hasattr(a, "__dlpack_device__") and not isinstance(a, _np.ndarray):
+        try:
+            kind = int(a.__dlpack_device__()[0])
+        except Exception:  # not a DLPack producer after all
+            kind = 1
+        if kind not in _DLPACK_HOST:
+            device = f"DLPack device type {kind}"
+    if device is not None:
+        raise BackendUnavailableError(
+            f"kronex: the {what} ({type(a).__module__}.{type(a).__name__}) lives on {device}, but this kronex "
+            f"package runs on the host only (it was built without a device runtime); copy it to a NumPy array "
+            f"explicitly (e.g. cupy.asnumpy) if a host solve is what you want")
+
+
 def _operand(b, dtype, shape, what):
     """b as a C-contiguous array of `dtype`: b itself when it is one already, else converted once
     (a complex b for a real operator is refused, not truncated)."""
+    _check_on_host(b, what)
     arr = _np.asarray(b)
     if arr.dtype == object or arr.dtype.kind not in "biufc":
         raise DTypeError(f"kronex: the {what} has dtype {arr.dtype}; kronex needs numbers")
@@ -150,6 +177,7 @@ class CompiledOperator:
         if out is None:
             out = _np.empty(self._c.shape, dtype=self._dtype)
         elif not isinstance(out, _np.ndarray):
+            _check_on_host(out, "output")
             raise DTypeError(f"kronex: out must be a NumPy array, not {type(out).__name__}")
         elif out is not arr and _np.may_share_memory(arr, out) and not (
                 out.__array_interface__["data"][0] == arr.__array_interface__["data"][0] and out.strides == arr.strides):
@@ -172,8 +200,9 @@ class CompiledOperator:
 def _options(threads, min_rcond):
     if threads is None:
         threads = 0
-    elif not isinstance(threads, _numbers.Integral) or isinstance(threads, bool) or threads < 1:
-        raise InvalidOperatorError(f"kronex: threads must be a positive integer (or None: OMP_NUM_THREADS), got {threads!r}")
+    elif not isinstance(threads, _numbers.Integral) or isinstance(threads, bool) or threads < 0:
+        raise InvalidOperatorError(f"kronex: threads must be an integer >= 0 (0 or None: OMP_NUM_THREADS), "
+                                   f"got {threads!r}")
     if min_rcond is None:
         min_rcond = -1.0
     elif not isinstance(min_rcond, _numbers.Real) or not min_rcond >= 0:
@@ -200,6 +229,7 @@ def _shape_and_type(expr, like, dtype):
         shape = tuple(int(n) for n in like)
         t = expr.dtype
     else:
+        _check_on_host(like, "operand")
         arr = _np.asarray(like)
         shape, t = arr.shape, _promote(expr.dtype, arr.dtype)
     if dtype is not None:
@@ -285,6 +315,9 @@ class Operator:
         return self._run(False, x, out, threads, None, check_finite)
 
     def _run(self, solve, b, out, threads, min_rcond, check_finite):
+        _check_on_host(b, "input")
+        if out is not None:
+            _check_on_host(out, "output")
         arr = _np.asarray(b)
         if arr.dtype == object or arr.dtype.kind not in "biufc":
             raise DTypeError(f"kronex: the input has dtype {arr.dtype}; kronex needs numbers")

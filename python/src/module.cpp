@@ -19,6 +19,9 @@
 #include <kronex/core/error.hpp>
 #include <kronex/factors/finite.hpp>
 
+#include <kronex_bench/membw.hpp>
+#include <kronex_bench/timing.hpp>
+
 #include "compiled.hpp"
 #include "exec/plan_json.hpp"
 #include "expression.hpp"
@@ -422,6 +425,16 @@ PYBIND11_MODULE(_kronex, m) {
       .def_property_readonly("shape", [](const compiled& c) { return py::tuple(py::cast(c.shape())); })
       .def("run", &run, py::arg("b"), py::arg("x"), py::arg("check_finite") = false)
       .def("plan_text", [](const compiled& c) { return kronex::to_string(c.plan()); })
+      // For benchmarks/python: the C++ call's own time, `repeats` runs timed in C++ (sorted
+      // seconds), on arrays already checked as a call checks them.
+      .def("time_runs", [](compiled& c, const py::array& b, py::array& x, int repeats) {
+        check_array(b, c, "input", false);
+        check_array(x, c, "output", true);
+        const void* in = b.data();
+        void* out = x.mutable_data();
+        py::gil_scoped_release release;
+        return kronex_bench::sorted_seconds(repeats, [&] { c.run(in, out); });
+      })
       .def("plan_json", [](const compiled& c) { return kronex::dsl::to_json(c.plan()).dump(); });
 
   m.def("_compile", [](const std::shared_ptr<E>& e, bool solve, const std::vector<std::size_t>& shape,
@@ -434,6 +447,11 @@ PYBIND11_MODULE(_kronex, m) {
     return py::make_tuple(kronex::to_string(p), kronex::dsl::to_json(p).dump());
   });
   m.def("_krylov", &krylov_solve);
+  // The benchmarks' memory-bandwidth floor (a triad, bytes/s), as the C++ benchmarks measure it.
+  m.def("_triad_bandwidth", [](int threads) {
+    py::gil_scoped_release release;
+    return kronex_bench::triad_bandwidth(std::size_t(1) << 25, 7, threads);
+  });
   m.def("_check_shape", [](const std::vector<std::size_t>& shape, const std::vector<std::size_t>& expected,
                            const std::string& what) {
     kronex::detail::check_shape(shape, expected, what.c_str(), kronex::detail::shape_source::compiled);
