@@ -1,5 +1,8 @@
 """Compiled operators: zero copies, in-place solves, plans, threads and the GIL."""
 import gc
+import json
+import os
+import subprocess
 import sys
 import threading
 import time
@@ -191,3 +194,25 @@ def test_one_compiled_operator_shared_by_two_threads(rng):
     for t in threads:
         t.join()
     assert wrong == [0, 0]
+
+
+@pytest.mark.skipif("KRONEX_BIN" not in os.environ, reason="the kronex command is not built")
+def test_plans_match_the_kronex_command():
+    # Python compiles exactly the plans C++ does: the same programs through `kronex explain --json`.
+    g = kx.gallery
+    cases = [
+        ("kron(mass(8, 3), mass(6, 2, periodic), stiffness(7, 3)).solve(ones())",
+         kx.kron(g.bspline_mass(8, 3), g.bspline_mass(6, 2, periodic=True), g.bspline_stiffness(7, 3)).inverse()),
+        ("K = kron(stiffness(6, 3), mass(5, 3)) + kron(mass(6, 3), stiffness(5, 3)) + 0.5 * kron(mass(6, 3), mass(5, 3));"
+         " K.solve(ones())",
+         (kx.kron(g.bspline_stiffness(6, 3), g.bspline_mass(5, 3)) + kx.kron(g.bspline_mass(6, 3), g.bspline_stiffness(5, 3))
+          + 0.5 * kx.kron(g.bspline_mass(6, 3), g.bspline_mass(5, 3))).inverse()),
+        ("kron(laplacian(9), identity(4)).transpose().apply(ones())",
+         kx.kron(g.laplacian(9), g.identity(4)).T),
+    ]
+    for program, expr in cases:
+        out = subprocess.run([os.environ["KRONEX_BIN"], "explain", "--json", "--threads", "1", program],
+                             capture_output=True, text=True, check=True).stdout
+        cli = json.loads(out)["stages"][0]["plan"]
+        mine = kx.explain(expr, expr.shape, threads=1, as_dict=True)
+        assert mine == cli, program
