@@ -2,13 +2,12 @@
 // argument conversion, dtype promotion, the pythonic API). Everything here takes exactly what it
 // needs (C-contiguous arrays of the compiled value type) and checks it before any work; the GIL
 // is released while factors are factored and while solves run.
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <algorithm>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -57,9 +56,8 @@ kronex::shape_t shape_of(const py::array& a) {
 // work. The messages name both shapes or both types.
 void check_array(const py::array& a, const compiled& op, const char* what, bool writable) {
   if (!a.dtype().is(numpy_dtype(op.type())))
-    throw dtype_error(std::string("kronex: the ") + what + " has dtype " +
-                                   std::string(py::str(a.dtype())) + " but the operator was compiled for " +
-                                   kronex::dsl::to_string(op.type()));
+    throw dtype_error(std::string("kronex: the ") + what + " has dtype " + std::string(py::str(a.dtype())) +
+                      " but the operator was compiled for " + kronex::dsl::to_string(op.type()));
   if (!(a.flags() & py::array::c_style))
     throw kronex::invalid_operator(std::string("kronex: the ") + what + " is not C-contiguous");
   if (writable && !a.writeable()) throw kronex::invalid_operator(std::string("kronex: the ") + what + " is read-only");
@@ -70,13 +68,14 @@ void check_finite(const py::array& a, dtype t, const char* what) {
   kronex::dsl::with_dtype(t, [&](auto zero) {
     using T = decltype(zero);
     const auto shape = shape_of(a);
-    kronex::check_finite(xt::adapt(static_cast<const T*>(a.data()), kronex::detail::product(shape), xt::no_ownership(), shape),
-                         what);
+    const std::size_t n = kronex::detail::product(shape);
+    kronex::check_finite(xt::adapt(static_cast<const T*>(a.data()), n, xt::no_ownership(), shape), what);
   });
 }
 
 // The factor of a dense square matrix (C-contiguous complex128, converted by the package).
-std::shared_ptr<factor_source> dense_factor(const py::array_t<std::complex<double>, py::array::c_style>& a, const std::string& type) {
+std::shared_ptr<factor_source> dense_factor(const py::array_t<std::complex<double>, py::array::c_style>& a,
+                                            const std::string& type) {
   if (a.ndim() != 2 || a.shape(0) != a.shape(1))
     throw kronex::invalid_factor("kronex: a factor must be a square matrix; got shape " +
                                  kronex::detail::format_shape(shape_of(a)));
