@@ -18,6 +18,7 @@
 #include <kronex/plan/factor_store.hpp>
 
 #include "core/memory.hpp"
+#include "core/rank.hpp"
 #include "exec/composite_program.hpp"
 #include "exec/executable.hpp"
 
@@ -239,21 +240,6 @@ private:
   composite_stages<T, D, Backend> m_composite;  // the stages whose operator is a combination
   std::optional<typename Backend::stopwatch> m_stopwatch;
 };
-
-// Calls f(std::integral_constant<std::size_t, D>{}) for the program's rank (1 to 6).
-template <class F>
-decltype(auto) with_rank(std::size_t d, F&& f) {
-  switch (d) {
-    case 1: return f(std::integral_constant<std::size_t, 1>{});
-    case 2: return f(std::integral_constant<std::size_t, 2>{});
-    case 3: return f(std::integral_constant<std::size_t, 3>{});
-    case 4: return f(std::integral_constant<std::size_t, 4>{});
-    case 5: return f(std::integral_constant<std::size_t, 5>{});
-    case 6: break;
-    default: throw kronex::error("kronex dsl: internal error: rank outside 1..6");
-  }
-  return f(std::integral_constant<std::size_t, 6>{});
-}
 
 template <class Backend, class T>
 std::unique_ptr<executable> prepare_on(const evaluated_program& p, bool allocate) {

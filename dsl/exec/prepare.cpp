@@ -38,7 +38,7 @@ std::unique_ptr<executable> prepare(const evaluated_program& p, backend_kind bac
 io::npy_array initial_operand(const evaluated_program& p) {
   return with_dtype(p.type, [&](auto t) {
     using T = decltype(t);
-    return exec::with_rank(p.shape.size(), [&](auto d) {
+    return with_rank(p.shape.size(), [&](auto d) {
       return io::to_npy_array(xt::xarray<T>(exec::make_operand<T, decltype(d)::value>(p)));
     });
   });

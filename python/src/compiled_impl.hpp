@@ -6,6 +6,7 @@
 #include <kronex/compile.hpp>
 
 #include "compiled.hpp"
+#include "core/rank.hpp"
 
 namespace kronex::python {
 
@@ -41,20 +42,6 @@ private:
   std::optional<host_operator<T, D, kronex::detail::host_composite_plan<T>>> m_tree;
 };
 
-template <class F>
-decltype(auto) with_rank(std::size_t d, F&& f) {
-  switch (d) {
-    case 1: return f(std::integral_constant<std::size_t, 1>{});
-    case 2: return f(std::integral_constant<std::size_t, 2>{});
-    case 3: return f(std::integral_constant<std::size_t, 3>{});
-    case 4: return f(std::integral_constant<std::size_t, 4>{});
-    case 5: return f(std::integral_constant<std::size_t, 5>{});
-    case 6: break;
-    default: throw invalid_operator(kronex::detail::message("kronex: operators have 1 to 6 factors, not ", d));
-  }
-  return f(std::integral_constant<std::size_t, 6>{});
-}
-
 template <class T>
 operator_tree<T> tree_for(const expression_ptr& e, bool solve, const shape_t& shape, const compile_options& options) {
   operator_tree<T> t = e->tree<T>();
@@ -70,7 +57,7 @@ template <class T>
 std::unique_ptr<compiled> compile_as(const expression_ptr& e, bool solve, const shape_t& shape,
                                      const compile_options& options) {
   const operator_tree<T> t = detail::tree_for<T>(e, solve, shape, options);
-  return detail::with_rank(shape.size(), [&](auto d) -> std::unique_ptr<compiled> {
+  return dsl::with_rank(shape.size(), [&](auto d) -> std::unique_ptr<compiled> {
     return std::make_unique<detail::compiled_on<T, decltype(d)::value>>(t, dsl::dtype_of<T>(), shape, e->factors());
   });
 }
