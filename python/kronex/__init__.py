@@ -141,7 +141,7 @@ def _operand(b, dtype, shape, what):
     if arr.dtype == object or arr.dtype.kind not in "biufc":
         raise DTypeError(f"kronex: the {what} has dtype {arr.dtype}; kronex needs numbers")
     _kronex._check_shape(list(arr.shape), list(shape), what)
-    if arr.dtype == dtype and arr.flags.c_contiguous:
+    if arr.dtype == dtype and arr.flags.c_contiguous and arr.flags.aligned:
         return arr
     if not _np.can_cast(arr.dtype, dtype, "same_kind"):
         raise DTypeError(f"kronex: the {what} has dtype {arr.dtype}, which {dtype} cannot hold; "
@@ -179,6 +179,8 @@ class CompiledOperator:
         elif not isinstance(out, _np.ndarray):
             _check_on_host(out, "output")
             raise DTypeError(f"kronex: out must be a NumPy array, not {type(out).__name__}")
+        elif not out.flags.aligned:
+            raise InvalidOperatorError("kronex: the output is not aligned for its dtype")
         elif out is not arr and _np.may_share_memory(arr, out) and not (
                 out.__array_interface__["data"][0] == arr.__array_interface__["data"][0] and out.strides == arr.strides):
             arr = arr.copy()  # out overlaps b without being b: read b from a copy
@@ -186,7 +188,7 @@ class CompiledOperator:
         return out
 
     def plan(self):
-        """The compiled plan as a dict: the same content as `kronex explain --json`."""
+        """The compiled plan as a dict: what `kronex explain --json` gives as a stage's "plan"."""
         import json
         return json.loads(self._c.plan_json())
 
@@ -212,8 +214,8 @@ def _options(threads, min_rcond):
 
 def compile(expr, like, *, dtype=None, threads=None, min_rcond=None, check_finite=True):
     """Compiles `expr` (an Operator: K.inverse() to solve, K to apply) for operands like `like`:
-    an array (its shape; the dtype is the operator's and the array's promoted) or a shape tuple
-    (the operator's dtype, or `dtype`). Factors are factored here, once, with the GIL released.
+    an array (its shape; the dtype is the operator's and the array's promoted) or a shape, as a
+    tuple (the operator's dtype, or `dtype`). Factors are factored here, once, with the GIL released.
     threads: the host plan's thread count (default: OMP_NUM_THREADS). min_rcond: the
     reciprocal condition estimate below which a factor is refused as singular (default n eps).
     check_finite: refuse factors holding NaN or infinity (InvalidFactorError)."""
@@ -225,7 +227,7 @@ def compile(expr, like, *, dtype=None, threads=None, min_rcond=None, check_finit
 
 
 def _shape_and_type(expr, like, dtype):
-    if isinstance(like, tuple) or (isinstance(like, list) and all(isinstance(n, _numbers.Integral) for n in like)):
+    if isinstance(like, tuple):  # a shape (a list is an operand, as np.asarray reads it)
         shape = tuple(int(n) for n in like)
         t = expr.dtype
     else:

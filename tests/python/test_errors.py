@@ -133,3 +133,15 @@ def test_device_arrays_get_a_clear_error_not_a_copy():
         K.solve(_FakeDLPackArray(2))
     # DLPack on the host (type 1) is an ordinary host array.
     np.testing.assert_allclose(K.solve(_FakeDLPackArray(1)), K.solve(np.ones((4, 3))))
+
+
+def test_unaligned_arrays_are_copied_or_refused():
+    K = kx.kron(kx.gallery.bspline_mass(6, 2))
+    op = kx.compile(K.inverse(), (6,))
+    raw = np.zeros(6 * 8 + 1, dtype=np.uint8)
+    unaligned = raw[1:].view(np.float64)  # C-contiguous float64, not 8-byte aligned
+    assert not unaligned.flags.aligned
+    unaligned[:] = np.arange(1.0, 7.0)
+    np.testing.assert_array_equal(op(unaligned), op(np.arange(1.0, 7.0)))  # read from an aligned copy
+    with pytest.raises(kx.InvalidOperatorError, match="aligned"):
+        op(np.ones(6), out=unaligned)
