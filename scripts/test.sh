@@ -46,7 +46,11 @@ ctest --test-dir build/consumer --output-on-failure
 # The installed Python package imports from the prefix alone and solves.
 python_module=$(find "$prefix" -name '_kronex*.so' -print -quit)
 if [ -n "$python_module" ]; then
-  python_exe=$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' build/release/CMakeCache.txt)
+  python_exe=$(sed -n 's/^KRONEX_PYTHON_EXECUTABLE:INTERNAL=//p' build/release/CMakeCache.txt)
+  if [ -z "$python_exe" ]; then
+    echo "kronex: the Python package was installed, but build/release/CMakeCache.txt names no Python for it" >&2
+    exit 1
+  fi
   (cd / && PYTHONPATH=$(dirname "$(dirname "$python_module")") "$python_exe" -c \
     "import numpy as np, kronex as kx; K = kx.kron(kx.gallery.bspline_mass(8, 3), np.eye(3) * 2); b = np.ones((8, 3)); assert np.allclose(K.apply(K.solve(b)), b)")
 fi

@@ -81,6 +81,7 @@ any_factor<To> convert_factor(const any_factor<From>& f) {
     }
   }, f.get());
 }
+
 class factor_source {
 public:
   // A dense n x n matrix, row-major.
