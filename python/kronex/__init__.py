@@ -22,7 +22,8 @@ from ._kronex import (BackendUnavailableError, DeviceError, DimensionMismatchErr
 from . import gallery
 from .krylov import KrylovResult, bicgstab, cg, gmres, minres
 
-__all__ = ["Factor", "Operator", "CompiledOperator", "factor", "kron", "compile", "explain", "gallery", "cg",
+__all__ = ["Factor", "Operator", "CompiledOperator", "factor", "kron", "sparse_operator", "compile", "explain",
+           "gallery", "cg",
            "bicgstab", "gmres", "minres", "KrylovResult", "Error",
            "DTypeError", "DimensionMismatchError", "InvalidFactorError", "InvalidOperatorError", "FileError",
            "SizeLimitExceededError", "NonFiniteValueError", "SingularFactorError", "NotSeparableError", "LapackError",
@@ -88,6 +89,31 @@ def factor(a, dtype=None):
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
         raise InvalidFactorError(f"kronex: a factor must be a square matrix; got an array of shape {arr.shape}")
     return _kronex._dense_factor(_np.ascontiguousarray(arr, dtype=_np.complex128), t.name)
+
+
+def _csr_arrays(a, what):
+    """A SciPy sparse matrix as _kronex takes it: indptr, indices (int64), data (complex128) and
+    its dtype's name."""
+    t = _value_type(a.dtype, what)
+    c = a.tocsr()
+    return (_np.ascontiguousarray(c.indptr, dtype=_np.int64), _np.ascontiguousarray(c.indices, dtype=_np.int64),
+            _np.ascontiguousarray(c.data, dtype=_np.complex128), t.name)
+
+
+def sparse_operator(a, shape):
+    """An assembled N x N sparse matrix (any scipy.sparse matrix) acting on arrays of `shape`
+    (N = the product of shape, C order), as kronex::sparse_operator in C++: a lazy Operator that
+    combines with Kronecker products (S + 0.25 * kron(M, M, M)) and is applied (a csr_spmv step
+    of the plan), or solved by a Krylov solver, never by a direct solve (NotSeparableError)."""
+    if not _is_sparse(a):
+        raise InvalidOperatorError(f"kronex: sparse_operator needs a scipy.sparse matrix, not {type(a).__name__}")
+    if not isinstance(shape, tuple):
+        raise InvalidOperatorError(f"kronex: sparse_operator needs the shape it acts on as a tuple, not {shape!r}")
+    n = int(_np.prod(shape))
+    if a.ndim != 2 or tuple(a.shape) != (n, n):
+        raise DimensionMismatchError(f"kronex: a sparse matrix of shape {tuple(a.shape)} cannot act on arrays of shape "
+                                     f"{shape}: it must be {n} x {n}")
+    return Operator(_kronex._sparse_operator(list(shape), *_csr_arrays(a, "the sparse matrix")))
 
 
 Factor.dtype = property(lambda f: _np.dtype(f._dtype), doc="Its value type (a NumPy dtype).")

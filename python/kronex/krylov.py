@@ -67,9 +67,8 @@ def _map(a, role, shape, dtype, threads):
                 f"kronex: the {role} has shape {tuple(a.shape)} but b has {n} values (shape {tuple(shape)}): "
                 f"it must be {n} x {n}")
     if _is_sparse(a):
-        c = a.tocsr()
-        return ("csr", _np.ascontiguousarray(c.indptr, dtype=_np.int64),
-                _np.ascontiguousarray(c.indices, dtype=_np.int64), _np.ascontiguousarray(c.data, dtype=_np.complex128))
+        from . import _csr_arrays
+        return ("csr",) + _csr_arrays(a, role)
     if isinstance(a, _np.ndarray):
         dense = a
         return ("function", lambda v: dense @ v, True)

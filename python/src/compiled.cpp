@@ -13,8 +13,12 @@ plan_description explain(const expression_ptr& e, bool solve, const shape_t& sha
   return dsl::with_dtype(t, [&](auto zero) { return explain_as<decltype(zero)>(e, solve, shape, options); });
 }
 
-erased_map sparse_map(const shape_t& shape, dtype t, const csr_arrays& csr) {
-  return dsl::with_dtype(t, [&](auto zero) { return sparse_map<decltype(zero)>(shape, csr); });
+erased_map sparse_map(const sparse_source& a, dtype t) {
+  return dsl::with_dtype(t, [&](auto zero) -> erased_map {
+    using T = decltype(zero);
+    auto action = a.action<T>();
+    return [action](const void* x, void* y) { action->apply(static_cast<const T*>(x), static_cast<T*>(y)); };
+  });
 }
 
 krylov_result krylov(krylov_method m, const shape_t& shape, dtype t, erased_map A, erased_map P, const void* b, void* x,

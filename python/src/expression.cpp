@@ -23,6 +23,12 @@ expression_ptr expression::kron(std::vector<factor_ptr> factors, dtype t) {
   return e;
 }
 
+expression_ptr expression::sparse(std::shared_ptr<const sparse_source> a) {
+  auto e = std::shared_ptr<expression>(new expression(form::sparse, a->type(), a->shape()));
+  e->m_sparse = std::move(a);
+  return e;
+}
+
 expression_ptr expression::scaled(const expression_ptr& a, value c) {
   auto e = std::shared_ptr<expression>(new expression(form::scaled, a->m_type, a->m_sizes));
   if (a->m_form == form::scaled) {  // c (d A) = (c d) A: one node

@@ -16,6 +16,7 @@
 #include <kronex/plan/operator_tree.hpp>
 
 #include "factor_source.hpp"
+#include "sparse_source.hpp"
 
 namespace kronex::python {
 
@@ -28,10 +29,12 @@ using factor_ptr = std::shared_ptr<const factor_source>;
 
 class expression {
 public:
-  enum class form { kron, scaled, sum, product, transpose, adjoint, inverse, pseudo_inverse };
+  enum class form { kron, sparse, scaled, sum, product, transpose, adjoint, inverse, pseudo_inverse };
 
   // kron(f0, ..., fd-1), in value type t (the factors' widest, or wider).
   static expression_ptr kron(std::vector<factor_ptr> factors, dtype t);
+  // An assembled sparse matrix as an operator: applied, never solved (a Krylov solver solves it).
+  static expression_ptr sparse(std::shared_ptr<const sparse_source> a);
   static expression_ptr scaled(const expression_ptr& a, value c);
   // a + c b (c = 1 or -1 from Python): a sum of sums is kept flat, so `L = L + K` in a loop
   // does not nest.
@@ -61,6 +64,7 @@ private:
   dtype m_type;
   shape_t m_sizes;
   std::vector<factor_ptr> m_factors;       // kron
+  std::shared_ptr<const sparse_source> m_sparse;  // sparse
   std::vector<expression_ptr> m_operands;  // the others
   std::vector<value> m_coefs;              // scaled: one; sum: one per operand
   double m_rtol = -1;                      // pseudo_inverse
@@ -75,6 +79,7 @@ operator_tree<T> expression::tree() const {
       for (const auto& f : m_factors) d.factors.push_back(make_view<T>(f->get<T>()));
       return operator_tree<T>::from_leaf(std::move(d));
     }
+    case form::sparse: return operator_tree<T>::from_flat(m_sparse->action<T>());
     case form::transpose:
     case form::adjoint: {
       operator_tree<T> t = m_operands.front()->tree<T>();

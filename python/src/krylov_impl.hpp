@@ -1,9 +1,8 @@
 #pragma once
-// krylov_as<T> and sparse_map<T>, included once per value type by krylov_*.cpp.
+// krylov_as<T>, included once per value type by krylov_*.cpp.
 #include <utility>
 
 #include <kronex/krylov/solver.hpp>
-#include <kronex/operators/sparse_operator.hpp>
 
 #include "krylov.hpp"
 
@@ -35,15 +34,6 @@ std::function<void(const T*, T*)> typed(erased_map f) {
 } // namespace detail
 
 template <class T>
-erased_map sparse_map(const shape_t& shape, const csr_arrays& csr) {
-  std::vector<T> values;
-  values.reserve(csr.values.size());
-  for (const value& v : csr.values) values.push_back(python::detail::narrow<T>(v));
-  auto op = std::make_shared<const sparse_operator<T>>(shape, csr.row_ptr, csr.col_idx, std::move(values));
-  return [op](const void* x, void* y) { op->run(static_cast<const T*>(x), static_cast<T*>(y)); };
-}
-
-template <class T>
 krylov_result krylov_as(krylov_method m, const shape_t& shape, erased_map A, erased_map P, const void* b, void* x,
                         const krylov_options<double>& options) {
   detail::raw_krylov_solver<T> solver(kronex::krylov::entry_for<kronex::krylov::host_space<T>>(m),
@@ -56,6 +46,5 @@ krylov_result krylov_as(krylov_method m, const shape_t& shape, erased_map A, era
 
 // Inside namespace kronex::python.
 #define KRONEX_PYTHON_INSTANTIATE_KRYLOV(T)                                                              \
-  template erased_map sparse_map<T>(const shape_t&, const csr_arrays&);                                  \
   template krylov_result krylov_as<T>(krylov_method, const shape_t&, erased_map, erased_map, const void*, void*, \
                                       const krylov_options<double>&);

@@ -159,9 +159,31 @@ void check_krylov_array(const py::array& a, dtype t, const char* what, bool writ
   if (writable && !a.writeable()) throw kronex::invalid_operator(std::string("kronex: ") + what + " is read-only");
 }
 
+// An N x N sparse matrix in CSR (int64 indptr and indices, complex128 data, from SciPy) acting on
+// tensors of `shape`, in value type `type`.
+std::shared_ptr<const sparse_source> sparse_of(const kronex::shape_t& shape, const py::handle& indptr_,
+                                               const py::handle& indices_, const py::handle& data_,
+                                               const std::string& type) {
+  const auto indptr = indptr_.cast<py::array_t<std::int64_t, py::array::c_style>>();
+  const auto indices = indices_.cast<py::array_t<std::int64_t, py::array::c_style>>();
+  const auto data = data_.cast<py::array_t<std::complex<double>, py::array::c_style>>();
+  csr_arrays c;
+  for (py::ssize_t k = 0; k < indptr.size(); ++k) {
+    if (indptr.data()[k] < 0) throw kronex::invalid_operator("kronex: a sparse matrix's indptr has a negative entry");
+    c.row_ptr.push_back(std::size_t(indptr.data()[k]));
+  }
+  for (py::ssize_t k = 0; k < indices.size(); ++k) {
+    if (indices.data()[k] < 0) throw kronex::invalid_operator("kronex: a sparse matrix's indices have a negative entry");
+    c.col_idx.push_back(std::size_t(indices.data()[k]));
+  }
+  c.values.assign(data.data(), data.data() + data.size());
+  return std::make_shared<const sparse_source>(shape, std::move(c), dtype_from_name(type));
+}
+
 // The operator or preconditioner of a Krylov solve, as the package describes it:
 //   ("compiled", _Compiled)            a kronex operator compiled for b's shape and value type
-//   ("csr", indptr, indices, data)     an N x N sparse matrix (int64, int64, complex128 arrays)
+//   ("csr", indptr, indices, data, dtype)  an N x N sparse matrix (int64, int64, complex128 arrays;
+//                                      its own dtype)
 //   ("function", f, flat)              y = f(x): x a read-only array over kronex's buffer, flat
 //                                      (N,) or shaped like b; called with the GIL taken
 // None: no preconditioner.
@@ -179,22 +201,7 @@ erased_map map_of(const py::object& spec, const kronex::shape_t& shape, dtype t,
                                 kronex::detail::shape_source::compiled);
     return [op](const void* x, void* y) { op->run(x, y); };
   }
-  if (kind == "csr") {
-    const auto indptr = d[1].cast<py::array_t<std::int64_t, py::array::c_style>>();
-    const auto indices = d[2].cast<py::array_t<std::int64_t, py::array::c_style>>();
-    const auto data = d[3].cast<py::array_t<std::complex<double>, py::array::c_style>>();
-    csr_arrays c;
-    for (py::ssize_t k = 0; k < indptr.size(); ++k) {
-      if (indptr.data()[k] < 0) throw kronex::invalid_operator("kronex: the " + role + "'s indptr has a negative entry");
-      c.row_ptr.push_back(std::size_t(indptr.data()[k]));
-    }
-    for (py::ssize_t k = 0; k < indices.size(); ++k) {
-      if (indices.data()[k] < 0) throw kronex::invalid_operator("kronex: the " + role + "'s indices have a negative entry");
-      c.col_idx.push_back(std::size_t(indices.data()[k]));
-    }
-    c.values.assign(data.data(), data.data() + data.size());
-    return sparse_map(shape, t, c);
-  }
+  if (kind == "csr") return sparse_map(*sparse_of(shape, d[1], d[2], d[3], d[4].cast<std::string>()), t);
   // A Python function. The object is released with the GIL taken, wherever the last copy of the
   // map goes (the solver copies maps while the GIL is released).
   std::shared_ptr<py::object> f(new py::object(d[1]), [](py::object* p) {
@@ -403,6 +410,10 @@ PYBIND11_MODULE(_kronex, m) {
     return std::const_pointer_cast<E>(E::kron(std::vector<factor_ptr>(f.begin(), f.end()), dtype_from_name(type)));
   });
   auto mutable_ = [](expression_ptr e) { return std::const_pointer_cast<E>(e); };
+  m.def("_sparse_operator", [=](const std::vector<std::size_t>& shape, const py::handle& indptr,
+                                const py::handle& indices, const py::handle& data, const std::string& type) {
+    return mutable_(E::sparse(sparse_of(shape, indptr, indices, data, type)));
+  });
   m.def("_scaled", [=](const std::shared_ptr<E>& a, std::complex<double> c) { return mutable_(E::scaled(a, c)); });
   m.def("_sum", [=](const std::shared_ptr<E>& a, const std::shared_ptr<E>& b, double sign) {
     return mutable_(E::sum(a, b, sign));

@@ -110,3 +110,33 @@ def test_krylov_errors(rng):
         kx.cg("A", b)
     res = kx.cg(-A, b)  # not positive definite: CG says so
     assert not res.converged and res.status == "indefinite_operator"
+
+
+def test_sparse_operators_combine_with_kronecker_products(rng):
+    A, K, n = problem(rng)
+    N = A.shape[0]
+    Kd = np.kron(np.kron(*[f.toarray() for f in K.factors[:2]]), K.factors[2].toarray())
+    S = kx.sparse_operator(A, n)
+    L = S + 0.25 * K - kx.sparse_operator(sp.eye(N) * 1e-9, n)
+    Ld = A.toarray() + 0.25 * Kd - 1e-9 * np.eye(N)
+    x = rng.standard_normal(n)
+    assert np.linalg.norm(L.apply(x).ravel() - Ld @ x.ravel()) < 1e-12 * np.linalg.norm(Ld @ x.ravel())
+    assert "csr_spmv" in str(kx.compile(L, n))
+    # A complex sparse matrix: transposes and adjoints use its entries, and the sum turns complex.
+    Z = sp.random(N, N, density=0.02, random_state=3) * (1 + 2j) + sp.eye(N)
+    Lz = kx.sparse_operator(Z, n) + K
+    Lzd = Z.toarray() + Kd
+    assert Lz.dtype == np.complex128
+    for got, ref in ((Lz.apply(x), Lzd @ x.ravel()), (Lz.T.apply(x), Lzd.T @ x.ravel()),
+                     (Lz.H.apply(x), Lzd.conj().T @ x.ravel())):
+        assert np.linalg.norm(got.ravel() - ref) < 1e-12 * np.linalg.norm(ref)
+    # No direct solve; a Krylov solve of the sum, preconditioned by its Kronecker part.
+    with pytest.raises(kx.NotSeparableError, match="Krylov"):
+        L.solve(x)
+    res = kx.cg(L, x, M=K.inverse(), rtol=1e-11)
+    assert res.converged
+    np.testing.assert_allclose(res.x.ravel(), np.linalg.solve(Ld, x.ravel()), rtol=1e-8, atol=1e-8 * np.abs(res.x).max())
+    with pytest.raises(kx.DimensionMismatchError, match="504 x 504"):
+        kx.sparse_operator(A[:10, :10], n)
+    with pytest.raises(kx.InvalidOperatorError, match="scipy.sparse"):
+        kx.sparse_operator(A.toarray(), n)
