@@ -92,7 +92,12 @@ def _solve(method, A, b, x0, M, rtol, atol, maxiter, restart, check_every, histo
     t = _promote(*types)
     b_in = _operand(barr, t, barr.shape, "right-hand side")
     if out is None:
-        x = _np.zeros(barr.shape, dtype=t) if x0 is None else _np.array(_operand(x0, t, barr.shape, "x0"), copy=True)
+        if x0 is None:
+            x = _np.zeros(barr.shape, dtype=t)
+        else:  # x0 is not modified: a copy, made once (by the conversion when there is one)
+            x = _operand(x0, t, barr.shape, "x0")
+            if _np.may_share_memory(x, x0):
+                x = x.copy()
     else:
         if not isinstance(out, _np.ndarray) or out.dtype != t:
             raise DTypeError(f"kronex: out must be a NumPy array of dtype {t}")

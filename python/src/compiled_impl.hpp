@@ -44,10 +44,10 @@ private:
 
 template <class T>
 operator_tree<T> tree_for(const expression_ptr& e, bool solve, const shape_t& shape, const compile_options& options) {
+  kronex::detail::check_shape(shape, e->sizes(), "the operand", kronex::detail::shape_source::factors);
   operator_tree<T> t = e->tree<T>();
   if (solve) kronex::detail::invert(t);
   t.options = options;
-  kronex::detail::check_shape(shape, e->sizes(), "the operand", kronex::detail::shape_source::factors);
   return t;
 }
 

@@ -9,9 +9,7 @@
 #include <complex>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -21,6 +19,7 @@
 #include <kronex/factors/gallery.hpp>
 
 #include "core/dtype.hpp"
+#include "value_type_cache.hpp"
 
 namespace kronex::python {
 
@@ -126,21 +125,10 @@ public:
   // converted: a float32 factor solved in float64 has its float32 values.
   template <class T>
   const any_factor<T>& get() const {
-    if (dsl::dtype_of<T>() != m_type) {
-      auto& slot = std::get<std::unique_ptr<const any_factor<T>>>(m_built);
-      {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        if (slot) return *slot;
-      }
-      auto converted = dsl::with_dtype(m_type, [&](auto zero) { return convert_factor<T>(get<decltype(zero)>()); });
-      std::lock_guard<std::mutex> lock(m_mutex);
-      if (!slot) slot = std::make_unique<const any_factor<T>>(std::move(converted));
-      return *slot;
-    }
-    auto& slot = std::get<std::unique_ptr<const any_factor<T>>>(m_built);
-    std::lock_guard<std::mutex> lock(m_mutex);
-    if (!slot) slot = std::make_unique<const any_factor<T>>(build<T>());
-    return *slot;
+    return m_built.get<T>([&] {
+      if (dsl::dtype_of<T>() == m_type) return build<T>();
+      return dsl::with_dtype(m_type, [&](auto zero) { return convert_factor<T>(get<decltype(zero)>()); });
+    });
   }
 
 private:
@@ -149,11 +137,7 @@ private:
 
   spec m_spec;
   dtype m_type;
-  mutable std::mutex m_mutex;
-  mutable std::tuple<std::unique_ptr<const any_factor<float>>, std::unique_ptr<const any_factor<double>>,
-                     std::unique_ptr<const any_factor<std::complex<float>>>,
-                     std::unique_ptr<const any_factor<std::complex<double>>>>
-      m_built;
+  per_value_type<any_factor> m_built;
 };
 
 template <class T>

@@ -52,15 +52,21 @@ kronex::shape_t shape_of(const py::array& a) {
   return kronex::shape_t(a.shape(), a.shape() + a.ndim());
 }
 
-// An operand (or output) of a compiled operator: its value type, layout and shape, before any
-// work. The messages name both shapes or both types.
+// A buffer kronex reads, or writes in place (writable), before any work: value type t,
+// C-contiguous. `name` is how messages call it ("the input", "b"); `fixed_by` says what chose t
+// ("the operator was compiled for").
+void check_buffer(const py::array& a, dtype t, const std::string& name, bool writable, const char* fixed_by) {
+  if (!a.dtype().is(numpy_dtype(t)))
+    throw dtype_error("kronex: " + name + " has dtype " + std::string(py::str(a.dtype())) + " but " + fixed_by + " " +
+                      kronex::dsl::to_string(t));
+  if (!(a.flags() & py::array::c_style)) throw kronex::invalid_operator("kronex: " + name + " is not C-contiguous");
+  if (writable && !a.writeable()) throw kronex::invalid_operator("kronex: " + name + " is read-only");
+}
+
+// An operand (or output) of a compiled operator: its value type, layout and shape. The messages
+// name both shapes or both types.
 void check_array(const py::array& a, const compiled& op, const char* what, bool writable) {
-  if (!a.dtype().is(numpy_dtype(op.type())))
-    throw dtype_error(std::string("kronex: the ") + what + " has dtype " + std::string(py::str(a.dtype())) +
-                      " but the operator was compiled for " + kronex::dsl::to_string(op.type()));
-  if (!(a.flags() & py::array::c_style))
-    throw kronex::invalid_operator(std::string("kronex: the ") + what + " is not C-contiguous");
-  if (writable && !a.writeable()) throw kronex::invalid_operator(std::string("kronex: the ") + what + " is read-only");
+  check_buffer(a, op.type(), std::string("the ") + what, writable, "the operator was compiled for");
   kronex::detail::check_shape(shape_of(a), op.shape(), what, kronex::detail::shape_source::compiled);
 }
 
@@ -148,15 +154,6 @@ void run(compiled& op, const py::array& b, py::array& x, bool check_input) {
   void* out = x.mutable_data();
   py::gil_scoped_release release;
   op.run(in, out);
-}
-
-// A Krylov solve's b or x: the solve's value type, C-contiguous (x writable), before any work.
-void check_krylov_array(const py::array& a, dtype t, const char* what, bool writable) {
-  if (!a.dtype().is(numpy_dtype(t)))
-    throw dtype_error(std::string("kronex: ") + what + " has dtype " + std::string(py::str(a.dtype())) +
-                      " but the solve computes in " + kronex::dsl::to_string(t));
-  if (!(a.flags() & py::array::c_style)) throw kronex::invalid_operator(std::string("kronex: ") + what + " is not C-contiguous");
-  if (writable && !a.writeable()) throw kronex::invalid_operator(std::string("kronex: ") + what + " is read-only");
 }
 
 // An N x N sparse matrix in CSR (int64 indptr and indices, complex128 data, from SciPy) acting on
@@ -249,8 +246,8 @@ py::dict krylov_solve(const std::string& method, const std::string& type, const 
                       std::size_t restart, std::size_t check_every, bool history) {
   const dtype t = dtype_from_name(type);
   const kronex::krylov_method m = method_from_name(method);
-  check_krylov_array(b, t, "b", false);
-  check_krylov_array(x, t, "x", true);
+  check_buffer(b, t, "b", false, "the solve computes in");
+  check_buffer(x, t, "x", true, "the solve computes in");
   const kronex::shape_t shape = shape_of(b);
   kronex::detail::check_shape(shape_of(x), shape, "x", kronex::detail::shape_source::compiled);
   if (b.data() == x.data()) throw kronex::invalid_operator("kronex: b and x must be different arrays");

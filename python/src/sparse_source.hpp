@@ -8,8 +8,6 @@
 #include <complex>
 #include <cstddef>
 #include <memory>
-#include <mutex>
-#include <tuple>
 #include <vector>
 
 #include <kronex/core/shape.hpp>
@@ -17,6 +15,7 @@
 #include <kronex/plan/operator_tree.hpp>
 
 #include "factor_source.hpp"
+#include "value_type_cache.hpp"
 
 namespace kronex::python {
 
@@ -38,32 +37,24 @@ public:
   // Its action in value type T (what operator_tree's flat leaves and the Krylov solvers call).
   template <class T>
   std::shared_ptr<const flat_action<T>> action() const {
-    auto& slot = std::get<std::shared_ptr<const flat_action<T>>>(m_built);
-    {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      if (slot) return slot;
-    }
-    std::shared_ptr<const flat_action<T>> a = dsl::with_dtype(m_type, [&](auto zero) {
-      using U = decltype(zero);
-      std::vector<T> values;
-      values.reserve(m_csr.values.size());
-      for (const value& v : m_csr.values) values.push_back(detail::convert_value<T>(detail::convert_value<U>(v)));
-      return sparse_operator<T>(m_shape, m_csr.row_ptr, m_csr.col_idx, std::move(values)).action();
+    return m_built.get<T>([&] {
+      return dsl::with_dtype(m_type, [&](auto zero) {
+        using U = decltype(zero);
+        std::vector<T> values;
+        values.reserve(m_csr.values.size());
+        for (const value& v : m_csr.values) values.push_back(detail::convert_value<T>(detail::convert_value<U>(v)));
+        return sparse_operator<T>(m_shape, m_csr.row_ptr, m_csr.col_idx, std::move(values)).action();
+      });
     });
-    std::lock_guard<std::mutex> lock(m_mutex);
-    if (!slot) slot = std::move(a);
-    return slot;
   }
 
 private:
   shape_t m_shape;
   csr_arrays m_csr;
   dtype m_type;
-  mutable std::mutex m_mutex;
-  mutable std::tuple<std::shared_ptr<const flat_action<float>>, std::shared_ptr<const flat_action<double>>,
-                     std::shared_ptr<const flat_action<std::complex<float>>>,
-                     std::shared_ptr<const flat_action<std::complex<double>>>>
-      m_built;
+  template <class T>
+  using action_ptr = std::shared_ptr<const flat_action<T>>;
+  per_value_type<action_ptr> m_built;
 };
 
 } // namespace kronex::python
