@@ -31,11 +31,14 @@
 #   5a. runs the operator-sum benchmark (bench_device_sum_solve_cuda: fast diagonalisation of the
 #      3D B-spline Laplacian-like sum at 128^3, 256^3, 384^3, against its GEMMs alone);
 #   5b. runs `kronex-cuda bench` of a 256^3 mass-matrix solve on the host and the GPU;
+#   5c. where CuPy is installed: builds the Python package's CUDA module and runs
+#      tests/python/test_cupy.py (CuPy and, where installed, PyTorch arrays); says so where not;
 #   6. prints a summary last: the GPU, test counts, one row per benchmark case, the targets.
 # Each phase runs under `timeout`; the phases' limits add up to at most $KRONEX_GPU_CHECK_BUDGET
 # seconds (default 450). Logs go to $OUT/gpu-check if $OUT is set, else build/gpu/logs.
-# Exit status: 0 when everything built, every CUDA test passed (none skipped) and both device
-# benchmarks ran with 0 transfers per solve and correct residuals; 1 otherwise. With
+# Exit status: 0 when everything built, every CUDA test passed (none skipped), both device
+# benchmarks ran with 0 transfers per solve and correct residuals, and the CuPy tests passed
+# where CuPy is installed; 1 otherwise. With
 # KRONEX_GPU_CHECK_SIMULATION=1 (scripts/gpu-bare-sim.sh), a run that builds everything and stops
 # only where a GPU is needed (exit 77, "no device") exits 0 and reports "ready".
 # Knobs: KRONEX_JOBS (default: all cores), KRONEX_GPU_CHECK_BUDGET (seconds),
@@ -274,6 +277,30 @@ if [ "$build_status" = ok ] && [ ${#cli_target[@]} -gt 0 ]; then
   fi
 fi
 
+# --- 5c. Python: CuPy arrays on the GPU ---------------------------------------------------------
+# The kronex package's CUDA module on CuPy (and PyTorch, where installed) arrays: results, zero
+# transfers per solve, in place, streams (tests/python/test_cupy.py). Only where CuPy is installed.
+python_status="not run"
+if [ "$configure_status" = ok ]; then
+  if ! python3 -c 'import cupy' >/dev/null 2>&1; then
+    python_status="not run: CuPy is not installed here (python3 -c 'import cupy' fails)"
+  elif ! grep -q '^kronex_python_device_cuda:' <<<"$all_targets"; then
+    python_status="FAILED: the Python package was not configured (python3 development headers, NumPy, pybind11, DLPack; see configure.log)"
+  else
+    run_phase "python: build kronex_python kronex_python_device_cuda" 150 "$logs/python-build.log" \
+      ninja -C "$build" -j "$jobs" kronex_python kronex_python_device_cuda
+    if [ "$phase_rc" -ne 0 ]; then
+      python_status="FAILED: build (exit $phase_rc)"
+    else
+      run_phase "python: pytest test_cupy.py" 90 "$logs/python.log" \
+        env PYTHONPATH="$build/python" KRONEX_TEST_CUPY=1 python3 -m pytest -q -p no:cacheprovider -rs \
+          "$src/tests/python/test_cupy.py"
+      if [ "$phase_rc" -eq 0 ]; then python_status="ok: $(grep -E '[0-9]+ passed' "$logs/python.log" | tail -n 1)"
+      else python_status="FAILED (exit $phase_rc)"; fi
+    fi
+  fi
+fi
+
 # --- 6. summary --------------------------------------------------------------------------------
 {
   echo
@@ -287,6 +314,7 @@ fi
   echo "benchmark:        $bench_status"
   echo "sum benchmark:    $sum_status"
   echo "kronex-cuda:      $cli_status"
+  echo "python (CuPy):    $python_status"
   if [ -s "$bench_csv" ]; then
     echo
     printf '%-9s %-7s %5s %10s %10s %10s %8s %10s %9s\n' boundary type n median_ms GDOF/s "GEMM TF/s" "vs GEMM" xfer/solve residual
@@ -316,7 +344,7 @@ fi
 
 good() { [ "$1" = ok ] || { [ "$simulation" = 1 ] && [ "${1#ready}" != "$1" ]; }; }
 if [ "$configure_status" = ok ] && [ "$build_status" = ok ] && good "$tests_status" && good "$bench_status" &&
-   good "$sum_status" && good "$cli_status"; then
+   good "$sum_status" && good "$cli_status" && [ "${python_status#FAILED}" = "$python_status" ]; then
   if [ "$simulation" = 1 ]; then echo "gpu-check: READY (simulation: everything built; the GPU parts need a GPU)"
   else echo "gpu-check: PASSED"; fi
   exit 0

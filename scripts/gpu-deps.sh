@@ -17,9 +17,12 @@
 #   libboost1.74-dev (headers), libboost-test1.74-dev, libboost-test1.74.0
 #                              Boost.Test for the test programs; the headers are the largest piece
 #   libcli11-dev, nlohmann-json3-dev
-#                              the kronex command (kronex-cuda)
+#                              the kronex command (kronex-cuda); nlohmann-json for the Python package too
+#   pybind11-dev, libdlpack-dev
+#                              the Python package's CUDA module (header-only), built where CuPy is
 # Not carried: MPI (the GPU check builds no MPI target), Thrust/CUB (CUDA brings CCCL), OpenMP and
-# OpenBLAS (the CPU device is not built there), Python packages (the image has NumPy).
+# OpenBLAS (the CPU device is not built there), Python and its packages (the image has NumPy; its
+# own python3 development headers must match it, so they cannot be carried).
 #
 # The carried libraries need glibc >= 2.34 and libstdc++ >= GCC 11 (GLIBCXX_3.4.29) on the GPU
 # machine; gpu-check.sh checks both before it builds.
@@ -33,7 +36,7 @@ limit_mib=${KRONEX_GPU_DEPS_LIMIT_MIB:-40}
 packages=(libxtensor-dev xtl-dev libxsimd-dev libxtensor-blas-dev
           liblapack3 liblapack-dev libblas3 libblas-dev libgfortran5 libquadmath0 liblapacke-dev
           libboost1.74-dev libboost-test1.74-dev libboost-test1.74.0
-          libcli11-dev nlohmann-json3-dev)
+          libcli11-dev nlohmann-json3-dev pybind11-dev libdlpack-dev)
 
 if [ "$(dpkg --print-architecture 2>/dev/null)" != amd64 ]; then
   echo "gpu-deps: this must run on an amd64 Debian 12 machine (the GPU machine is x86-64)" >&2

@@ -6,7 +6,7 @@ packages=(cmake ninja-build ccache g++ libxtensor-dev libxtensor-blas-dev libxsi
           libboost-test-dev liblapack-dev liblapacke-dev libopenblas-dev libthrust-dev libcub-dev
           libopenmpi-dev openmpi-bin
           libcli11-dev nlohmann-json3-dev python3 python3-dev python3-numpy python3-scipy python3-matplotlib
-          python3-pytest pybind11-dev
+          python3-pytest pybind11-dev libdlpack-dev
           clang libclang-rt-14-dev libfuzzer-14-dev)
 missing=()
 for p in "${packages[@]}"; do

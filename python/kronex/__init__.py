@@ -1,7 +1,9 @@
-"""kronex: Kronecker-structured linear algebra, from NumPy and SciPy.
+"""kronex: Kronecker-structured linear algebra, from NumPy, SciPy and GPU array code.
 
 Solves (A1 ⊗ A2 ⊗ ... ⊗ Ad) x = b for a d-dimensional array b without forming the big matrix,
-with kronex's C++ plans (banded LU, cache-blocked kernels, threads). See docs/python.md.
+with kronex's C++ plans: banded LU, cache-blocked kernels and threads for NumPy arrays; one GEMM
+per mode on the device, with no host<->device copy, for CuPy and PyTorch arrays on a GPU
+(__cuda_array_interface__, DLPack). See docs/python.md.
 
     import numpy as np, kronex as kx
     M = kx.gallery.bspline_mass(64, 3)
@@ -11,6 +13,7 @@ with kronex's C++ plans (banded LU, cache-blocked kernels, threads). See docs/py
     op = kx.compile(K.inverse(), b)    # factor once, then op(b, out=x) many times
     print(op)                          # the plan
 """
+import collections as _collections
 import numbers as _numbers
 
 import numpy as _np
@@ -19,11 +22,11 @@ from . import _kronex
 from ._kronex import (BackendUnavailableError, DeviceError, DimensionMismatchError, DTypeError, Error, Factor,
                       FileError, InvalidFactorError, InvalidOperatorError, LapackError, MPIError, NonFiniteValueError,
                       NotSeparableError, SingularFactorError, SizeLimitExceededError, TransferError)
-from . import gallery
+from . import _device, gallery
 from .krylov import KrylovResult, bicgstab, cg, gmres, minres
 
 __all__ = ["Factor", "Operator", "CompiledOperator", "factor", "kron", "sparse_operator", "compile", "explain",
-           "gallery", "cg",
+           "transfers", "Transfers", "gallery", "cg",
            "bicgstab", "gmres", "minres", "KrylovResult", "Error",
            "DTypeError", "DimensionMismatchError", "InvalidFactorError", "InvalidOperatorError", "FileError",
            "SizeLimitExceededError", "NonFiniteValueError", "SingularFactorError", "NotSeparableError", "LapackError",
@@ -133,36 +136,13 @@ def kron(*factors, dtype=None):
     return Operator(_kronex._kron(fs, t.name))
 
 
-# DLPack device types that are not host memory (kDLCPU = 1, kDLCUDAHost = 3 and kDLROCMHost = 11
-# are host memory NumPy can read).
-_DLPACK_HOST = (1, 3, 11)
-
-
-def _check_on_host(a, what):
-    """Arrays on a GPU (CuPy, PyTorch: __cuda_array_interface__, or DLPack on a device) are
-    refused: this build runs on the host, and kronex never copies an operand between host and
-    device behind the user's back."""
-    device = None
-    if hasattr(a, "__cuda_array_interface__"):
-        device = "a CUDA device (__cuda_array_interface__)"
-    elif hasattr(a, "__dlpack_device__") and not isinstance(a, _np.ndarray):
-        try:
-            kind = int(a.__dlpack_device__()[0])
-        except Exception:  # not a DLPack producer after all
-            kind = 1
-        if kind not in _DLPACK_HOST:
-            device = f"DLPack device type {kind}"
-    if device is not None:
-        raise BackendUnavailableError(
-            f"kronex: the {what} ({type(a).__module__}.{type(a).__name__}) lives on {device}, but this kronex "
-            f"package runs on the host only (it was built without a device runtime); copy it to a NumPy array "
-            f"explicitly (e.g. cupy.asnumpy) if a host solve is what you want")
-
-
 def _operand(b, dtype, shape, what):
     """b as a C-contiguous array of `dtype`: b itself when it is one already, else converted once
     (a complex b for a real operator is refused, not truncated)."""
-    _check_on_host(b, what)
+    if _device.is_device_array(b, what):
+        raise InvalidOperatorError(f"kronex: the {what} ({type(b).__module__}.{type(b).__name__}) is a device array, "
+                                   f"but this operator was compiled for NumPy arrays; compile it for device arrays "
+                                   f"(kronex.compile(expr, b) with b on the device)")
     arr = _np.asarray(b)
     if arr.dtype == object or arr.dtype.kind not in "biufc":
         raise DTypeError(f"kronex: the {what} has dtype {arr.dtype}; kronex needs numbers")
@@ -177,13 +157,21 @@ def _operand(b, dtype, shape, what):
 
 class CompiledOperator:
     """An operator compiled for one shape and dtype (kronex.compile): factored once, then
-    op(b, out=x) runs the plan with no allocation and no factoring. print(op) prints the plan."""
+    op(b, out=x) runs the plan with no allocation and no factoring. print(op) prints the plan.
+    Compiled for NumPy arrays (a host plan) or for device arrays (a device plan: op.device)."""
 
-    __slots__ = ("_c", "_dtype")
+    __slots__ = ("_c", "_dtype", "_module")
 
-    def __init__(self, compiled):
+    def __init__(self, compiled, module=None):
         self._c = compiled
         self._dtype = _np.dtype(compiled.dtype)
+        self._module = module  # the device module of a device plan, None for a host plan
+
+    @property
+    def device(self):
+        """The device system its plan runs on ("cuda", or "omp" for a CPU device), or None for a
+        host plan (NumPy arrays)."""
+        return None if self._module is None else self._module.system()
 
     @property
     def shape(self):
@@ -198,12 +186,19 @@ class CompiledOperator:
         converted once); `out` (op.dtype, C-contiguous, op.shape) is written in place and may be
         b itself. With check_finite, a NaN or infinity in b raises NonFiniteValueError. Calls
         from several threads take turns (the plan has one workspace): compile one operator per
-        thread to solve in parallel."""
+        thread to solve in parallel.
+        A device plan takes device arrays of op.dtype, C-contiguous, used in place (out: a new
+        array from b's library when None); it converts nothing, and check_finite does not apply
+        (it would read b on the host)."""
+        if self._module is not None:
+            return _device.run(self, self._module, b, out)
         arr = _operand(b, self._dtype, self._c.shape, "input")
         if out is None:
             out = _np.empty(self._c.shape, dtype=self._dtype)
         elif not isinstance(out, _np.ndarray):
-            _check_on_host(out, "output")
+            if _device.is_device_array(out, "output"):
+                raise InvalidOperatorError("kronex: the output is a device array, but this operator was compiled "
+                                           "for NumPy arrays")
             raise DTypeError(f"kronex: out must be a NumPy array, not {type(out).__name__}")
         elif not out.flags.aligned:
             raise InvalidOperatorError("kronex: the output is not aligned for its dtype")
@@ -222,7 +217,8 @@ class CompiledOperator:
         return self._c.plan_text().rstrip("\n")
 
     def __repr__(self):
-        return f"<kronex.CompiledOperator shape={self._c.shape} dtype={self._dtype.name}>"
+        where = "" if self._module is None else f" device={self.device}"
+        return f"<kronex.CompiledOperator shape={self._c.shape} dtype={self._dtype.name}{where}>"
 
 
 def _options(threads, min_rcond):
@@ -238,48 +234,96 @@ def _options(threads, min_rcond):
     return int(threads), float(min_rcond)
 
 
-def compile(expr, like, *, dtype=None, threads=None, min_rcond=None, check_finite=True):
+def compile(expr, like, *, dtype=None, threads=None, min_rcond=None, check_finite=True, device=False):
     """Compiles `expr` (an Operator: K.inverse() to solve, K to apply) for operands like `like`:
     an array (its shape; the dtype is the operator's and the array's promoted) or a shape, as a
     tuple (the operator's dtype, or `dtype`). Factors are factored here, once, with the GIL released.
+    A device array (CuPy, PyTorch on a GPU), or a shape with device=True, gives a device plan:
+    each 1D inverse is computed and copied to the device here, once.
     threads: the host plan's thread count (default: OMP_NUM_THREADS). min_rcond: the
     reciprocal condition estimate below which a factor is refused as singular (default n eps).
     check_finite: refuse factors holding NaN or infinity (InvalidFactorError)."""
     if not isinstance(expr, Operator):
         raise InvalidOperatorError(f"kronex: compile needs an Operator (kron(...), sums, inverses), not {type(expr).__name__}")
-    shape, t = _shape_and_type(expr, like, dtype)
+    shape, t, module, _ = _target(expr, like, dtype, device)
     n_threads, rcond = _options(threads, min_rcond)
-    return CompiledOperator(_kronex._compile(expr._e, False, list(shape), t.name, n_threads, rcond, bool(check_finite)))
+    return _compiled(expr, False, shape, t, module, n_threads, rcond, check_finite)
 
 
-def _shape_and_type(expr, like, dtype):
+def _compiled(expr, solve, shape, t, module, n_threads, rcond, check_finite):
+    backend = _kronex._compile if module is None else module.compile
+    return CompiledOperator(backend(expr._e, solve, list(shape), t.name, n_threads, rcond, bool(check_finite)), module)
+
+
+def _target(expr, like, dtype, device, exact=False):
+    """What to compile for: the operands' shape, the value type, the device module (None: the
+    host) and `like` read as a device array (None for a host array or a shape). exact: `like` is the operand itself, so a device array must already have the value type
+    (kronex converts no device array), checked here, before anything is factored."""
+    module, d = None, None
     if isinstance(like, tuple):  # a shape (a list is an operand, as np.asarray reads it)
         shape = tuple(int(n) for n in like)
         t = expr.dtype
+        if device:
+            module = _device.runtime("plan", None)
     else:
-        _check_on_host(like, "operand")
-        arr = _np.asarray(like)
-        shape, t = arr.shape, _promote(expr.dtype, arr.dtype)
+        d = _device.describe(like, "operand")
+        if d is not None:
+            shape, t = d.shape, _promote(expr.dtype, d.dtype)
+            if exact and t != d.dtype:  # the shape is checked by the compile, before any factoring
+                _device.check(d, t, d.shape, "input")
+            module = _device.runtime("operand", like)
+        else:
+            arr = _np.asarray(like)
+            if arr.dtype == object or arr.dtype.kind not in "biufc":
+                raise DTypeError(f"kronex: the operand has dtype {arr.dtype}; kronex needs numbers")
+            shape, t = arr.shape, _promote(expr.dtype, arr.dtype)
     if dtype is not None:
         t = _value_type(dtype, "the requested dtype")
         if not _np.can_cast(expr.dtype, t, "same_kind"):
             raise DTypeError(f"kronex: a {expr.dtype} operator cannot be compiled for {t}")
-    return shape, t
+    return shape, t, module, d
 
 
-def explain(expr, like, *, dtype=None, threads=None, min_rcond=None, as_dict=False):
+def explain(expr, like, *, dtype=None, threads=None, min_rcond=None, as_dict=False, device=False):
     """The plan kronex.compile(expr, like) would make, from its check and plan phases only
     (nothing is factored or allocated, so any size can be explained): the printed text, or with
-    as_dict the same content as `kronex explain --json`."""
+    as_dict the same content as `kronex explain --json`. A device array as `like`, or device=True,
+    explains the device plan."""
     if not isinstance(expr, Operator):
         raise InvalidOperatorError(f"kronex: explain needs an Operator, not {type(expr).__name__}")
-    shape, t = _shape_and_type(expr, like, dtype)
+    shape, t, module, _ = _target(expr, like, dtype, device)
     n_threads, rcond = _options(threads, min_rcond)
-    text, js = _kronex._explain(expr._e, False, list(shape), t.name, n_threads, rcond)
+    backend = _kronex._explain if module is None else module.explain
+    text, js = backend(expr._e, False, list(shape), t.name, n_threads, rcond)
     if as_dict:
         import json
         return json.loads(js)
     return text
+
+
+class Transfers(_collections.namedtuple("Transfers", "uploads downloads upload_bytes download_bytes")):
+    """kronex's host<->device copies: uploads (host to device), downloads, and their bytes."""
+
+    __slots__ = ()
+
+    @property
+    def calls(self):
+        return self.uploads + self.downloads
+
+    @property
+    def bytes(self):
+        return self.upload_bytes + self.download_bytes
+
+    def __sub__(self, other):
+        return Transfers(*(a - b for a, b in zip(self, other)))
+
+
+def transfers():
+    """Every host<->device copy kronex has made in this process (cumulative: take differences
+    around the code you measure). Compiling for device arrays uploads the factors' inverses once;
+    a solve on device arrays makes none. All zero while no device plan has been compiled."""
+    module = _device.loaded_runtime()
+    return Transfers(0, 0, 0, 0) if module is None else Transfers(*module.transfers())
 
 
 class Operator:
@@ -335,7 +379,8 @@ class Operator:
 
     def solve(self, b, out=None, *, threads=None, min_rcond=None, check_finite=True):
         """x with K x = b: compiles K.inverse() for b and runs it once. out: as CompiledOperator.
-        check_finite (default) refuses NaN and infinity in the factors and in b."""
+        check_finite (default) refuses NaN and infinity in the factors and in b (in a NumPy b;
+        a device array is not read on the host). A device array b solves on the device."""
         return self._run(True, b, out, threads, min_rcond, check_finite)
 
     def apply(self, x, out=None, *, threads=None, check_finite=False):
@@ -343,17 +388,15 @@ class Operator:
         return self._run(False, x, out, threads, None, check_finite)
 
     def _run(self, solve, b, out, threads, min_rcond, check_finite):
-        _check_on_host(b, "input")
-        if out is not None:
-            _check_on_host(out, "output")
-        arr = _np.asarray(b)
-        if arr.dtype == object or arr.dtype.kind not in "biufc":
-            raise DTypeError(f"kronex: the input has dtype {arr.dtype}; kronex needs numbers")
-        shape, t = _shape_and_type(self, arr, None)
+        if not _device.is_device_array(b, "input") and out is not None and _device.is_device_array(out, "output"):
+            raise InvalidOperatorError("kronex: the output is a device array but the input is not; kronex copies "
+                                       "nothing between host and device behind your back")
+        shape, t, module, d = _target(self, b, None, False, exact=True)
         n_threads, rcond = _options(threads, min_rcond)
-        compiled = CompiledOperator(_kronex._compile(self._e, solve, list(shape), t.name, n_threads, rcond,
-                                                     bool(check_finite)))
-        return compiled(arr, out, check_finite=check_finite)
+        compiled = _compiled(self, solve, shape, t, module, n_threads, rcond, check_finite)
+        if module is not None:
+            return _device.run(compiled, module, b, out, d)  # b read once (a DLPack capsule is taken once)
+        return compiled(b, out, check_finite=check_finite)
 
     def aslinearoperator(self, shape, dtype=None, *, threads=None):
         """This operator as a scipy.sparse.linalg.LinearOperator on flat vectors of arrays of

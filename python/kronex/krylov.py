@@ -81,10 +81,10 @@ def _map(a, role, shape, dtype, threads):
 
 
 def _solve(method, A, b, x0, M, rtol, atol, maxiter, restart, check_every, history, out, threads):
-    from . import DTypeError, _check_on_host, _operand, _promote
+    from . import DTypeError, _device, _operand, _promote
     for a, what in ((b, "right-hand side"), (x0, "x0"), (out, "out")):
         if a is not None:
-            _check_on_host(a, what)
+            _device.refuse(a, what, "kronex's Krylov solvers run")
     barr = _np.asarray(b)
     types = [barr.dtype] + [t for t in (_known_dtype(A), _known_dtype(M)) if t is not None]
     if x0 is not None:

@@ -21,8 +21,9 @@
 #include <kronex_bench/membw.hpp>
 #include <kronex_bench/timing.hpp>
 
-#include "compiled.hpp"
-#include "exec/plan_json.hpp"
+#include "binding_support.hpp"
+#include "compiled_host.hpp"
+#include "dlpack.hpp"
 #include "expression.hpp"
 #include "factor_source.hpp"
 #include "krylov.hpp"
@@ -32,21 +33,10 @@ using namespace kronex::python;
 
 namespace {
 
-dtype dtype_from_name(const std::string& name) {
-  if (auto t = kronex::dsl::dtype_from_name(name)) return *t;
-  throw kronex::error("kronex: unsupported value type " + name + " (float32, float64, complex64 or complex128)");
-}
-
 // The NumPy dtype of t.
 py::dtype numpy_dtype(dtype t) {
   return kronex::dsl::with_dtype(t, [](auto zero) { return py::dtype::of<decltype(zero)>(); });
 }
-
-// A value type that does not fit (Python's DTypeError, a TypeError too).
-class dtype_error : public kronex::error {
-public:
-  using kronex::error::error;
-};
 
 kronex::shape_t shape_of(const py::array& a) {
   return kronex::shape_t(a.shape(), a.shape() + a.ndim());
@@ -66,6 +56,9 @@ void check_buffer(const py::array& a, dtype t, const std::string& name, bool wri
 // An operand (or output) of a compiled operator: its value type, layout and shape. The messages
 // name both shapes or both types.
 void check_array(const py::array& a, const compiled& op, const char* what, bool writable) {
+  if (op.memory() != memory_space::host)
+    throw kronex::invalid_operator(std::string("kronex: this operator was compiled for device arrays; its ") + what +
+                                   " is a NumPy array");
   check_buffer(a, op.type(), std::string("the ") + what, writable, "the operator was compiled for");
   kronex::detail::check_shape(shape_of(a), op.shape(), what, kronex::detail::shape_source::compiled);
 }
@@ -126,26 +119,6 @@ std::shared_ptr<factor_source> gallery_factor(const std::string& name, std::size
   return f;
 }
 
-kronex::compile_options options_of(std::size_t threads, double min_rcond, bool check_factors) {
-  kronex::compile_options o;
-  o.threads = threads;
-  o.min_rcond = min_rcond;
-  o.check_finite = check_factors;
-  return o;
-}
-
-// Compiles with the GIL released: factoring may take long, and other Python threads may run.
-std::shared_ptr<compiled> compile_released(const expression_ptr& e, bool solve, const kronex::shape_t& shape,
-                                           const std::string& type, const kronex::compile_options& o) {
-  const dtype t = dtype_from_name(type);
-  // Factors are built in T (a conversion) with the GIL held: their caches are shared.
-  kronex::dsl::with_dtype(t, [&](auto zero) {
-    for (const auto& f : e->factors()) f->get<decltype(zero)>();
-  });
-  py::gil_scoped_release release;
-  return kronex::python::compile(e, solve, shape, t, o);
-}
-
 void run(compiled& op, const py::array& b, py::array& x, bool check_input) {
   check_array(b, op, "input", false);
   check_array(x, op, "output", true);
@@ -191,6 +164,9 @@ erased_map map_of(const py::object& spec, const kronex::shape_t& shape, dtype t,
   const std::size_t n = kronex::detail::product(shape);
   if (kind == "compiled") {
     auto op = d[1].cast<std::shared_ptr<compiled>>();
+    if (op->memory() != memory_space::host)
+      throw kronex::backend_unavailable("kronex: the " + role + " was compiled for device arrays; Krylov solves run on "
+                                        "host arrays");
     if (op->type() != t)
       throw dtype_error("kronex: the " + role + " was compiled for " + kronex::dsl::to_string(op->type()) +
                         " but the solve computes in " + kronex::dsl::to_string(t));
@@ -446,14 +422,15 @@ PYBIND11_MODULE(_kronex, m) {
 
   m.def("_compile", [](const std::shared_ptr<E>& e, bool solve, const std::vector<std::size_t>& shape,
                        const std::string& type, std::size_t threads, double min_rcond, bool check_factors) {
-    return compile_released(e, solve, shape, type, options_of(threads, min_rcond, check_factors));
+    return compile_released<host_backend>(e, solve, shape, type, options_of(threads, min_rcond, check_factors));
   });
   m.def("_explain", [](const std::shared_ptr<E>& e, bool solve, const std::vector<std::size_t>& shape,
                        const std::string& type, std::size_t threads, double min_rcond) {
-    const auto p = kronex::python::explain(e, solve, shape, dtype_from_name(type), options_of(threads, min_rcond, false));
-    return py::make_tuple(kronex::to_string(p), kronex::dsl::to_json(p).dump());
+    return plan_text_and_json(kronex::python::explain<host_backend>(e, solve, shape, dtype_from_name(type),
+                                                                    options_of(threads, min_rcond, false)));
   });
   m.def("_krylov", &krylov_solve);
+  m.def("_dlpack_view", &dlpack_view);
   // The benchmarks' memory-bandwidth floor (a triad, bytes/s), as the C++ benchmarks measure it.
   m.def("_triad_bandwidth", [](int threads) {
     py::gil_scoped_release release;
