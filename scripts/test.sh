@@ -53,6 +53,11 @@ if [ -n "$python_module" ]; then
   fi
   (cd / && PYTHONPATH=$(dirname "$(dirname "$python_module")") "$python_exe" -c \
     "import numpy as np, kronex as kx; K = kx.kron(kx.gallery.bspline_mass(8, 3), np.eye(3) * 2); b = np.ones((8, 3)); assert np.allclose(K.apply(K.solve(b)), b)")
+  # The installed CUDA module (where CUDA was built) loads: it finds the toolkit's libraries.
+  if [ -n "$(find "$prefix" -name '_kronex_cuda*.so' -print -quit)" ]; then
+    (cd / && PYTHONPATH=$(dirname "$(dirname "$python_module")") "$python_exe" -c \
+      "import kronex._kronex_cuda as m; print('kronex: installed CUDA module loads; GPU visible:', m.available())")
+  fi
 fi
 if [ -x "$prefix/bin/kronex" ]; then   # the installed command runs and finds its plot script
   "$prefix/bin/kronex" explain 'kron(mass(8, 3), laplacian(6)).solve(ones())' >/dev/null

@@ -257,8 +257,9 @@ def _compiled(expr, solve, shape, t, module, n_threads, rcond, check_finite):
 
 def _target(expr, like, dtype, device, exact=False):
     """What to compile for: the operands' shape, the value type, the device module (None: the
-    host) and `like` read as a device array (None for a host array or a shape). exact: `like` is the operand itself, so a device array must already have the value type
-    (kronex converts no device array), checked here, before anything is factored."""
+    host) and `like` read as a device array (None for a host array or a shape). exact: `like` is
+    the operand itself, so a device array must already have the value type (kronex converts no
+    device array), checked here, before anything is factored."""
     module, d = None, None
     if isinstance(like, tuple):  # a shape (a list is an operand, as np.asarray reads it)
         shape = tuple(int(n) for n in like)
@@ -388,9 +389,11 @@ class Operator:
         return self._run(False, x, out, threads, None, check_finite)
 
     def _run(self, solve, b, out, threads, min_rcond, check_finite):
-        if not _device.is_device_array(b, "input") and out is not None and _device.is_device_array(out, "output"):
-            raise InvalidOperatorError("kronex: the output is a device array but the input is not; kronex copies "
-                                       "nothing between host and device behind your back")
+        if not _device.is_device_array(b, "input"):
+            if out is not None and _device.is_device_array(out, "output"):
+                raise InvalidOperatorError("kronex: the output is a device array but the input is not; kronex "
+                                           "copies nothing between host and device behind your back")
+            b = _np.asarray(b)  # once (a list, or anything else NumPy reads)
         shape, t, module, d = _target(self, b, None, False, exact=True)
         n_threads, rcond = _options(threads, min_rcond)
         compiled = _compiled(self, solve, shape, t, module, n_threads, rcond, check_finite)

@@ -8,6 +8,7 @@
 #include <string>
 
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <kronex/core/error.hpp>
 #include <kronex/core/options.hpp>
@@ -54,6 +55,21 @@ std::shared_ptr<compiled> compile_released(const expression_ptr& e, bool solve, 
 // A plan as the package takes it: (the printed text, the JSON of `kronex explain --json`).
 inline pybind11::tuple plan_text_and_json(const plan_description& p) {
   return pybind11::make_tuple(to_string(p), dsl::to_json(p).dump());
+}
+
+// The module's compile and explain functions on Backend, as the package calls them:
+//   compile(expression, solve, shape, dtype name, threads, min_rcond, check_factors) -> compiled
+//   explain(expression, solve, shape, dtype name, threads, min_rcond) -> (text, JSON)
+template <class Backend>
+void def_compile_and_explain(pybind11::module_& m, const char* compile_name, const char* explain_name) {
+  m.def(compile_name, [](const std::shared_ptr<expression>& e, bool solve, const shape_t& shape, const std::string& type,
+                         std::size_t threads, double min_rcond, bool check_factors) {
+    return compile_released<Backend>(e, solve, shape, type, options_of(threads, min_rcond, check_factors));
+  });
+  m.def(explain_name, [](const std::shared_ptr<expression>& e, bool solve, const shape_t& shape, const std::string& type,
+                         std::size_t threads, double min_rcond) {
+    return plan_text_and_json(explain<Backend>(e, solve, shape, dtype_from_name(type), options_of(threads, min_rcond, false)));
+  });
 }
 
 } // namespace kronex::python

@@ -420,15 +420,7 @@ PYBIND11_MODULE(_kronex, m) {
       })
       .def("plan_json", [](const compiled& c) { return kronex::dsl::to_json(c.plan()).dump(); });
 
-  m.def("_compile", [](const std::shared_ptr<E>& e, bool solve, const std::vector<std::size_t>& shape,
-                       const std::string& type, std::size_t threads, double min_rcond, bool check_factors) {
-    return compile_released<host_backend>(e, solve, shape, type, options_of(threads, min_rcond, check_factors));
-  });
-  m.def("_explain", [](const std::shared_ptr<E>& e, bool solve, const std::vector<std::size_t>& shape,
-                       const std::string& type, std::size_t threads, double min_rcond) {
-    return plan_text_and_json(kronex::python::explain<host_backend>(e, solve, shape, dtype_from_name(type),
-                                                                    options_of(threads, min_rcond, false)));
-  });
+  def_compile_and_explain<host_backend>(m, "_compile", "_explain");
   m.def("_krylov", &krylov_solve);
   m.def("_dlpack_view", &dlpack_view);
   // The benchmarks' memory-bandwidth floor (a triad, bytes/s), as the C++ benchmarks measure it.

@@ -81,15 +81,7 @@ PYBIND11_MODULE(KRONEX_PYTHON_DEVICE_MODULE, m) {
   m.def("system", [] { return std::string(kronex::device::system_name()); },
         "The device system of this runtime: cuda, or omp (a CPU device).");
   m.def("available", &kronex::device::available, "Whether device work can run now (a GPU is visible).");
-  m.def("compile", [](const std::shared_ptr<expression>& e, bool solve, const std::vector<std::size_t>& shape,
-                      const std::string& type, std::size_t threads, double min_rcond, bool check_factors) {
-    return compile_released<device_backend>(e, solve, shape, type, options_of(threads, min_rcond, check_factors));
-  });
-  m.def("explain", [](const std::shared_ptr<expression>& e, bool solve, const std::vector<std::size_t>& shape,
-                      const std::string& type, std::size_t threads, double min_rcond) {
-    return plan_text_and_json(kronex::python::explain<device_backend>(e, solve, shape, dtype_from_name(type),
-                                                                      options_of(threads, min_rcond, false)));
-  });
+  def_compile_and_explain<device_backend>(m, "compile", "explain");
   // x = op(b) on device memory at addresses b and x, after the producers' streams; the package
   // has checked both arrays against op (shape, dtype, layout). Returns when x is written.
   m.def("run", [](compiled& op, std::uintptr_t b, std::uintptr_t x, std::uintptr_t b_stream, std::uintptr_t x_stream) {
