@@ -160,11 +160,12 @@ class CompiledOperator:
     op(b, out=x) runs the plan with no allocation and no factoring. print(op) prints the plan.
     Compiled for NumPy arrays (a host plan) or for device arrays (a device plan: op.device)."""
 
-    __slots__ = ("_c", "_dtype", "_module")
+    __slots__ = ("_c", "_dtype", "_shape", "_module")
 
     def __init__(self, compiled, module=None):
         self._c = compiled
         self._dtype = _np.dtype(compiled.dtype)
+        self._shape = compiled.shape  # read once: a call checks against it
         self._module = module  # the device module of a device plan, None for a host plan
 
     @property
@@ -175,7 +176,7 @@ class CompiledOperator:
 
     @property
     def shape(self):
-        return self._c.shape
+        return self._shape
 
     @property
     def dtype(self):
@@ -192,9 +193,9 @@ class CompiledOperator:
         (it would read b on the host)."""
         if self._module is not None:
             return _device.run(self, self._module, b, out)
-        arr = _operand(b, self._dtype, self._c.shape, "input")
+        arr = _operand(b, self._dtype, self._shape, "input")
         if out is None:
-            out = _np.empty(self._c.shape, dtype=self._dtype)
+            out = _np.empty(self._shape, dtype=self._dtype)
         elif not isinstance(out, _np.ndarray):
             if _device.is_device_array(out, "output"):
                 raise InvalidOperatorError("kronex: the output is a device array, but this operator was compiled "
@@ -218,7 +219,7 @@ class CompiledOperator:
 
     def __repr__(self):
         where = "" if self._module is None else f" device={self.device}"
-        return f"<kronex.CompiledOperator shape={self._c.shape} dtype={self._dtype.name}{where}>"
+        return f"<kronex.CompiledOperator shape={self._shape} dtype={self._dtype.name}{where}>"
 
 
 def _options(threads, min_rcond):
@@ -274,6 +275,9 @@ def _target(expr, like, dtype, device, exact=False):
                 _device.check(d, t, d.shape, "input")
             module = _device.runtime("operand", like)
         else:
+            if device:
+                raise InvalidOperatorError("kronex: device=True goes with a shape; an array chooses by where it "
+                                           "lives (a host array gives a host plan)")
             arr = _np.asarray(like)
             if arr.dtype == object or arr.dtype.kind not in "biufc":
                 raise DTypeError(f"kronex: the operand has dtype {arr.dtype}; kronex needs numbers")

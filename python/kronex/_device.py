@@ -11,6 +11,7 @@ run on the device is refused with an error.
 """
 import importlib
 import importlib.util
+import math
 import sys
 
 import numpy as _np
@@ -88,15 +89,20 @@ class DeviceArray:
 
     @property
     def nbytes(self):
-        return int(_np.prod(self.shape)) * self.dtype.itemsize
+        return math.prod(self.shape) * self.dtype.itemsize
+
+
+_dtypes = {}  # typestr -> np.dtype: a call reads two arrays, and np.dtype(str) is not free
 
 
 def _dtype(typestr, what, a):
-    try:
-        dt = _np.dtype(typestr)
-    except TypeError:
-        raise DTypeError(f"kronex: the {what} ({_type_name(a)}) has element type {typestr!r}, which kronex does "
-                         f"not know") from None
+    dt = _dtypes.get(typestr)
+    if dt is None:
+        try:
+            dt = _dtypes.setdefault(typestr, _np.dtype(typestr))
+        except TypeError:
+            raise DTypeError(f"kronex: the {what} ({_type_name(a)}) has element type {typestr!r}, which kronex "
+                             f"does not know") from None
     return dt
 
 
@@ -117,9 +123,8 @@ def _check_c_order(shape, strides, itemsize, what, a):
             f"(e.g. cupy.ascontiguousarray, torch's .contiguous())")
 
 
-def _from_cuda_array_interface(a, what):
-    d = a.__cuda_array_interface__
-    shape = tuple(int(n) for n in d["shape"])
+def _from_cuda_array_interface(a, d, what):
+    shape = tuple(map(int, d["shape"]))
     dt = _dtype(d["typestr"], what, a)
     if d.get("mask") is not None:
         raise InvalidOperatorError(f"kronex: the {what} ({_type_name(a)}) is a masked array; kronex needs all values")
@@ -143,12 +148,14 @@ def _from_dlpack(a, what):
 
 
 def _protocol(a, what):
-    """How `a` reaches device memory: "cai" (__cuda_array_interface__), "dlpack" (DLPack on a
-    CUDA device), or None for host memory (NumPy, or anything np.asarray reads)."""
+    """How `a` reaches device memory: its __cuda_array_interface__ (a dict), "dlpack" (DLPack on a
+    CUDA device), or None for host memory (NumPy, or anything np.asarray reads). The interface is
+    read once: it is a property that builds a new dict each time."""
     if isinstance(a, _np.ndarray):
         return None
-    if hasattr(a, "__cuda_array_interface__"):  # PyTorch raises AttributeError for a CPU tensor
-        return "cai"
+    cai = getattr(a, "__cuda_array_interface__", None)  # PyTorch raises AttributeError for a CPU tensor
+    if cai is not None:
+        return cai
     if hasattr(a, "__dlpack_device__") and hasattr(a, "__dlpack__"):
         try:
             kind = int(a.__dlpack_device__()[0])
@@ -171,11 +178,11 @@ def describe(a, what):
     """`a` as a DeviceArray when it lives on a CUDA device (__cuda_array_interface__, or DLPack
     with a CUDA device type), else None (host memory, used as a NumPy array)."""
     kind = _protocol(a, what)
-    if kind == "cai":
-        return _from_cuda_array_interface(a, what)
+    if kind is None:
+        return None
     if kind == "dlpack":
         return _from_dlpack(a, what)
-    return None
+    return _from_cuda_array_interface(a, kind, what)
 
 
 def refuse(a, what, context):
@@ -202,7 +209,8 @@ def check(d, dtype, shape, what, writable=False):
     if d.dtype != dtype:
         raise DTypeError(f"kronex: the {what} has dtype {d.dtype} but the operator was compiled for {dtype}; kronex "
                          f"does not convert device arrays (convert it on the device, e.g. .astype)")
-    _kronex._check_shape(list(d.shape), list(shape), what)
+    if d.shape != tuple(shape):
+        _kronex._check_shape(list(d.shape), list(shape), what)  # raises, naming both shapes
     if writable and d.readonly:
         raise InvalidOperatorError(f"kronex: the {what} ({_type_name(d.obj)}) is read-only")
 

@@ -156,6 +156,8 @@ def test_device_operands_are_checked_before_any_work(cpu_device):
         op(b)
     with pytest.raises(kx.InvalidOperatorError, match="compiled for device arrays"):
         op(fake(b), out=np.zeros((5, 4)))
+    with pytest.raises(kx.InvalidOperatorError, match="device=True goes with a shape"):
+        kx.compile(K.inverse(), b, device=True)
     host_op = kx.compile(K.inverse(), (5, 4))
     assert host_op.device is None
     with pytest.raises(kx.InvalidOperatorError, match="compiled for NumPy arrays"):
