@@ -31,8 +31,9 @@
 #   5a. runs the operator-sum benchmark (bench_device_sum_solve_cuda: fast diagonalisation of the
 #      3D B-spline Laplacian-like sum at 128^3, 256^3, 384^3, against its GEMMs alone);
 #   5b. runs `kronex-cuda bench` of a 256^3 mass-matrix solve on the host and the GPU;
-#   5c. where CuPy is installed: builds the Python package's CUDA module and runs
-#      tests/python/test_cupy.py (CuPy and, where installed, PyTorch arrays); says so where not;
+#   5c. where CuPy is installed: builds the Python package's CUDA module, runs
+#      tests/python/test_cupy.py (CuPy and, where installed, PyTorch arrays) and
+#      benchmarks/python/bench_python_overhead.py --device cuda; says so where CuPy is not;
 #   6. prints a summary last: the GPU, test counts, one row per benchmark case, the targets.
 # Each phase runs under `timeout`; the phases' limits add up to at most $KRONEX_GPU_CHECK_BUDGET
 # seconds (default 450). Logs go to $OUT/gpu-check if $OUT is set, else build/gpu/logs.
@@ -281,6 +282,7 @@ fi
 # The kronex package's CUDA module on CuPy (and PyTorch, where installed) arrays: results, zero
 # transfers per solve, in place, streams (tests/python/test_cupy.py). Only where CuPy is installed.
 python_status="not run"
+rm -f "$logs/python-overhead.log"
 if [ "$configure_status" = ok ]; then
   if ! python3 -c 'import cupy' >/dev/null 2>&1; then
     python_status="not run: CuPy is not installed here (python3 -c 'import cupy' fails)"
@@ -297,6 +299,11 @@ if [ "$configure_status" = ok ]; then
           "$src/tests/python/test_cupy.py"
       if [ "$phase_rc" -eq 0 ]; then python_status="ok: $(grep -E '[0-9]+ passed' "$logs/python.log" | tail -n 1)"
       else python_status="FAILED (exit $phase_rc)"; fi
+      # What a call costs from Python on CuPy arrays, against the same plan's C++ loop.
+      run_phase "python: bench_python_overhead --device cuda" 45 "$logs/python-overhead.log" \
+        env PYTHONPATH="$build/python" python3 "$src/benchmarks/python/bench_python_overhead.py" --device cuda \
+          --sizes 16 64 128 256 --rounds 3
+      [ "$phase_rc" -eq 0 ] || python_status="$python_status; the overhead benchmark failed (exit $phase_rc)"
     fi
   fi
 fi
@@ -338,6 +345,11 @@ fi
   if [ "$cli_status" = ok ]; then
     echo
     grep -A3 '^params' "$logs/kronex-cuda-bench.log"
+  fi
+  if [ -s "$logs/python-overhead.log" ]; then
+    echo
+    echo "Python calls on CuPy arrays (op(b, out=x) from Python against the plan's own C++ loop):"
+    cat "$logs/python-overhead.log"
   fi
   echo "logs: $logs   (total $((SECONDS - start))s)"
 } | tee "$logs/summary.txt"
