@@ -73,6 +73,11 @@ void check_device_pointer(std::uintptr_t p, const char* what) {
 #endif
 }
 
+void check_compiled_for_device(const compiled& op) {
+  if (op.memory() != memory_space::device)
+    throw kronex::invalid_operator("kronex: this operator was compiled for NumPy arrays, not device arrays");
+}
+
 } // namespace
 
 PYBIND11_MODULE(KRONEX_PYTHON_DEVICE_MODULE, m) {
@@ -87,8 +92,7 @@ PYBIND11_MODULE(KRONEX_PYTHON_DEVICE_MODULE, m) {
   // x = op(b) on device memory at addresses b and x, after the producers' streams; the package
   // has checked both arrays against op (shape, dtype, layout). Returns when x is written.
   m.def("run", [](compiled& op, std::uintptr_t b, std::uintptr_t x, std::uintptr_t b_stream, std::uintptr_t x_stream) {
-    if (op.memory() != memory_space::device)
-      throw kronex::invalid_operator("kronex: this operator was compiled for NumPy arrays, not device arrays");
+    check_compiled_for_device(op);
     const std::size_t n = kronex::detail::product(op.shape());
     if (n != 0 && (b == 0 || x == 0)) throw kronex::invalid_operator("kronex: a device array has a null pointer");
     if (n != 0) {
@@ -103,8 +107,7 @@ PYBIND11_MODULE(KRONEX_PYTHON_DEVICE_MODULE, m) {
   // For benchmarks/python: `repeats` runs timed in C++ (sorted seconds, each to its end: run()
   // waits for the device), on arrays the package has checked.
   m.def("time_runs", [](compiled& op, std::uintptr_t b, std::uintptr_t x, int repeats) {
-    if (op.memory() != memory_space::device)
-      throw kronex::invalid_operator("kronex: this operator was compiled for NumPy arrays, not device arrays");
+    check_compiled_for_device(op);
     py::gil_scoped_release release;
     return kronex_bench::sorted_seconds(repeats, [&] { op.run(reinterpret_cast<const void*>(b), reinterpret_cast<void*>(x)); });
   });
