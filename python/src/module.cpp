@@ -22,7 +22,6 @@
 #include <kronex_bench/timing.hpp>
 
 #include "binding_support.hpp"
-#include "compiled_host.hpp"
 #include "dlpack.hpp"
 #include "expression.hpp"
 #include "factor_source.hpp"
