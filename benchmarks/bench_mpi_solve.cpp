@@ -17,6 +17,17 @@
 //              the exchanges (and oversubscription) add to the local solves
 //   residual   |K x - b|_max / |b|_max with K applied by a distributed apply (outside the timing)
 //
+// Then, per case, where the time goes (distributed_operator::time_steps, R more solves; each
+// piece's time is the slowest rank's, median over the R): each exchange and each phase's local
+// work, with
+//   local[B]   bytes this rank's kronex code moves in memory (the plan's step bytes: the local
+//              steps' traffic; for an exchange, its own-part copy, plus packing when it packs)
+//   sent[B]    bytes the rank that sends most sends to other ranks (the step's bytes/rank)
+//   floor      local / triad bandwidth + sent / the bandwidth of an MPI_Alltoall that sends the
+//              same bytes per rank, measured in this run on MPI_COMM_WORLD
+// and a total whose floor is the sum of the pieces' floors. --transport subarray|packed picks
+// how exchanges reach MPI (compile_options::exchanges; default automatic).
+//
 // Exit status: 0 ok; 1 a wrong result (residual above 1e-10); 2 bad command line.
 #include <algorithm>
 #include <array>
@@ -26,6 +37,8 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include <unistd.h>
@@ -50,6 +63,7 @@ struct options {
   int reps = 15;
   std::vector<grid3> grids;  // empty: default_grids(size)
   bool plan = false;
+  kronex::exchange_transport transport = kronex::exchange_transport::automatic;
 };
 
 int world_rank() {
@@ -62,7 +76,7 @@ int world_rank() {
   if (world_rank() == 0) {
     std::fprintf(error.empty() ? stdout : stderr,
                  "%s%s"
-                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan]\n"
+                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport subarray|packed]\n"
                  "  defaults: N = 128, R = 15; grids from P: 1 -> (1,1,1), 2 -> (2,1,1), 4 -> (2,2,1) and "
                  "(4,1,1),\n"
                  "  in general the squarest (a,b,1) with a*b = P, plus (P,1,1) when that differs\n"
@@ -95,6 +109,11 @@ options parse(int argc, char** argv, int size) {
       o.n = std::size_t(parse_int(argv[0], arg, value, 4, 4096));
     } else if (arg == "--reps") {
       o.reps = parse_int(argv[0], arg, value, 1, 100000);
+    } else if (arg == "--transport") {
+      if (value == "subarray") o.transport = kronex::exchange_transport::subarray;
+      else if (value == "packed") o.transport = kronex::exchange_transport::packed;
+      else if (value == "automatic") o.transport = kronex::exchange_transport::automatic;
+      else usage(argv[0], "--transport takes subarray, packed or automatic, not '" + value + "'");
     } else if (arg == "--grid") {
       std::vector<int> g;
       std::stringstream ss(value);
@@ -146,9 +165,40 @@ int ranks_on_node() {
   return n;
 }
 
+// Bytes per second of an MPI_Alltoall on MPI_COMM_WORLD in which each rank sends `bytes` to the
+// others in all (bytes / (P - 1) to each): the fastest of a few calls, after one warm-up. Cached
+// per size; every rank calls it with the same sizes in the same order (it is collective).
+double alltoall_bandwidth(double bytes) {
+  static std::vector<std::pair<double, double>> cache;
+  for (const auto& c : cache)
+    if (c.first == bytes) return c.second;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::size_t per_peer = size > 1 ? std::size_t(bytes) / std::size_t(size - 1) : 0;
+  std::vector<char> send(per_peer * std::size_t(size), 1), recv(per_peer * std::size_t(size), 0);
+  double best = 1e30;
+  for (int rep = 0; rep < 6; ++rep) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    MPI_Alltoall(send.data(), int(per_peer), MPI_BYTE, recv.data(), int(per_peer), MPI_BYTE, MPI_COMM_WORLD);
+    const double t = max_over_ranks(MPI_Wtime() - t0);
+    if (rep > 0) best = std::min(best, t);
+  }
+  const double bw = size > 1 && per_peer > 0 ? double(per_peer) * double(size - 1) / best : 0.0;
+  cache.emplace_back(bytes, bw);
+  return bw;
+}
+
+// One piece of a solve (an exchange or a phase's local work) and where its time goes.
+struct piece {
+  std::string what;
+  double seconds = 0, local_bytes = 0, sent_bytes = 0, floor = 0;
+};
+
 struct result {
   double median = 0, min = 0, sent = 0, floor = 0, residual = 0, local_max = 0;
   std::size_t exchanges = 0, split = 0;
+  std::vector<piece> pieces;
 };
 
 result run_case(const options& o, const grid3& grid, kronex::boundary bc, double bw_rank) {
@@ -171,6 +221,7 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
   const auto K = kronex::kron(M, M, M);
   kronex::compile_options one_thread;  // one thread per rank, as printed (the default follows OMP_NUM_THREADS)
   one_thread.threads = 1;
+  one_thread.exchanges = o.transport;
   auto solver = kronex::compile(K.inverse(), b, one_thread);
 
   result r;
@@ -194,6 +245,40 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
   std::sort(t.begin(), t.end());
   r.median = t[t.size() / 2];
   r.min = t.front();
+
+  // Where the time goes: the pieces of R more solves, each the slowest rank's, median over R.
+  std::vector<std::vector<double>> piece_times;
+  std::vector<kronex::timed_steps> layout;
+  for (int rep = 0; rep < o.reps; ++rep) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    layout = solver.time_steps(b, x);
+    piece_times.resize(layout.size());
+    for (std::size_t p = 0; p < layout.size(); ++p) piece_times[p].push_back(max_over_ranks(layout[p].seconds));
+  }
+  const auto& steps = solver.plan().steps;
+  for (std::size_t p = 0; p < layout.size(); ++p) {
+    piece pc;
+    std::sort(piece_times[p].begin(), piece_times[p].end());
+    pc.seconds = piece_times[p][piece_times[p].size() / 2];
+    const auto& ts = layout[p];
+    double local_bytes = 0;
+    for (std::size_t s = ts.first; s < ts.first + ts.count; ++s) {
+      local_bytes += kronex::step_info(steps[s]).bytes;
+      if (const auto* e = std::get_if<kronex::exchange_step>(&steps[s])) {
+        pc.what = "step " + std::to_string(s) + " exchange " + kronex::step_method(steps[s]);
+        pc.sent_bytes = e->message_bytes;
+      }
+    }
+    if (pc.what.empty()) {
+      const long phase = ts.count ? kronex::step_info(steps[ts.first]).phase : 0;
+      pc.what = ts.count == 0 ? "phase 0 copy"
+                              : "steps " + std::to_string(ts.first) + "-" + std::to_string(ts.first + ts.count - 1) +
+                                    " local (phase " + std::to_string(phase) + ")";
+    }
+    pc.local_bytes = max_over_ranks(local_bytes);
+    pc.floor = pc.local_bytes / bw_rank + (pc.sent_bytes > 0 ? pc.sent_bytes / alltoall_bandwidth(pc.sent_bytes) : 0.0);
+    r.pieces.push_back(pc);
+  }
 
   // Residual, outside the timing: K x against b, with a distributed apply.
   auto apply = kronex::compile(K, b);
@@ -262,6 +347,15 @@ int main(int argc, char** argv) {
                     kronex::to_string(bc), text(grid).c_str(), r.local_max * 8e-6, r.median * 1e3, r.min * 1e3,
                     double(n * n * n) / r.median * 1e-9, r.sent * 1e-6, ex.c_str(), r.floor * 1e3, r.median / r.floor,
                     r.residual, ok ? "" : "  WRONG");
+        double seconds = 0, local = 0, sent = 0, floor = 0;
+        for (const piece& pc : r.pieces) {
+          std::printf("    %-52s %9.3f ms %10.2fM local %9.2fM sent  floor %8.3f ms  x%.2f\n", pc.what.c_str(),
+                      pc.seconds * 1e3, pc.local_bytes * 1e-6, pc.sent_bytes * 1e-6, pc.floor * 1e3,
+                      pc.floor > 0 ? pc.seconds / pc.floor : 0.0);
+          seconds += pc.seconds, local += pc.local_bytes, sent += pc.sent_bytes, floor += pc.floor;
+        }
+        std::printf("    %-52s %9.3f ms %10.2fM local %9.2fM sent  floor %8.3f ms  x%.2f\n", "total (sum of pieces)",
+                    seconds * 1e3, local * 1e-6, sent * 1e-6, floor * 1e3, floor > 0 ? seconds / floor : 0.0);
       }
     }
   }

@@ -31,6 +31,7 @@ nlohmann::json to_json(const plan_description& p) {
       s["comm"] = e->comm;
       s["messages"] = e->messages;
       s["message_bytes"] = e->message_bytes;
+      s["own_bytes"] = e->own_bytes;
     }
     steps.push_back(std::move(s));
   }

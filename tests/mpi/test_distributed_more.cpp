@@ -13,9 +13,13 @@
 //    correct results, nothing divides by zero, nothing hangs;
 //  - for every operator compiled here: the printed plan is the same text on every rank,
 //    exchanges() equals the number of exchange steps with a communicator in the printed plan
-//    and is at most (split modes needing locality) + 1; the exchange method is "alltoall" when
-//    every pair of ranks exchanges the same amount (even splits), "alltoallv" otherwise, and
-//    "allgatherv" (then "local_copy" on "self") when a split mode is gathered;
+//    and is at most (split modes needing locality) + 1; the exchange method is "pairwise
+//    subarray" by default, "pairwise packed" when compile_options::exchanges asks for packing,
+//    and "allgatherv" (then "local_copy" on "self") when a split mode is gathered; each pairwise
+//    exchange prints this rank's own part (never sent), and the results are the same bits with
+//    either transport, even and uneven splits;
+//  - the gathered result of a distributed solve, apply and adjoint solve is bit for bit the
+//    serial host's applying the modes in the plan's order, on every grid, with either transport;
 //  - collective errors: a grid of another size, a global shape that does not match the factors,
 //    a factor singular on one rank only (that rank throws singular_factor, the others an error
 //    naming it); an input or output of another global shape or grid passed to operator()
@@ -33,6 +37,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "kronex_mpi_test_support.hpp"
@@ -110,7 +115,7 @@ std::vector<exchange_line> check_plan(const Op& solver, std::size_t split_modes_
       continue;
     }
     ++with_comm;
-    BOOST_TEST((l.method == "alltoall" || l.method == "alltoallv" || l.method == "allgatherv"), l.method);
+    BOOST_TEST((l.method == "pairwise subarray" || l.method == "pairwise packed" || l.method == "allgatherv"), l.method);
     BOOST_TEST(l.comm.find("grid dims {") == 0u, l.comm);
   }
   BOOST_TEST(solver.exchanges() == with_comm, plan);
@@ -130,10 +135,11 @@ double block_error(const kronex::distributed_tensor<T, D>& x, const xt::xtensor<
 // place) with `serial` evaluated on the host; checks the plan. Returns the exchange lines.
 template <class T, std::size_t D, class Dist, class Serial>
 std::vector<exchange_line> check_against(const Dist& dist, const Serial& serial, const xt::xtensor<T, D>& b,
-                                         const std::array<int, D>& grid, std::size_t split_modes_needing_local) {
+                                         const std::array<int, D>& grid, std::size_t split_modes_needing_local,
+                                         const kronex::compile_options& options = {}) {
   const xt::xtensor<T, D> expected = kronex::compile(serial, b)(b);
   auto bd = distribute(b, grid);
-  auto solver = kronex::compile(dist, bd);
+  auto solver = kronex::compile(dist, bd, options);
   const auto lines = check_plan(solver, split_modes_needing_local);
   // explain() (collective): the check and plan phases only, the same plan but for the LU counts,
   // estimated before factoring: exact when no factor swaps rows, else the exchanges still agree;
@@ -141,7 +147,7 @@ std::vector<exchange_line> check_against(const Dist& dist, const Serial& serial,
   std::string estimated = kronex_test::without_rcond(kronex::to_string(solver.plan()));
   for (std::size_t at = estimated.find(" swaps=0"); at != std::string::npos; at = estimated.find(" swaps=0", at))
     estimated.replace(at, 8, " (estimate: no swaps)");
-  const kronex::plan_description explained = kronex::explain_plan(dist, bd);
+  const kronex::plan_description explained = kronex::explain_plan(dist, bd, options);
   BOOST_TEST(!explained.instantiated);
   BOOST_TEST(solver.plan().instantiated);
   if (estimated.find(" swaps=") == std::string::npos) {
@@ -383,43 +389,58 @@ BOOST_AUTO_TEST_CASE(tiny_extents_and_empty_blocks) {
 // ---- exchange methods ----------------------------------------------------------------------------
 
 // On a (P,1) grid a 2D solve makes two exchanges over grid dim 0 (P ranks): (g0,-) -> (-,g0),
-// then back. Rank r sends rank q the rows of its block in q's columns:
-//  - (2P, 2P): 2 x 2 values to every rank, both ways: MPI_Alltoall;
-//  - (2P+1, 2P): rank 0 holds 3 rows, the others 2: uneven, MPI_Alltoallv;
-//  - (2P, 2P+1): the columns split 3, 2, ...: uneven, MPI_Alltoallv.
-// On one rank there is nothing to exchange. 1D on P ranks gathers (allgatherv) and copies back.
+// then back; rank r sends every other rank q the rows of its block in q's columns, and keeps
+// its own rows in its own columns. Even and uneven splits, both transports: "pairwise subarray"
+// by default (MPI datatypes over the blocks), "pairwise packed" on request; the printed own part
+// is this rank's rows times its columns. On one rank there is nothing to exchange. 1D on P ranks
+// gathers (allgatherv) and copies back.
 BOOST_AUTO_TEST_CASE(exchange_methods) {
   using T = double;
   const int P = world_size();
-  const std::size_t p = std::size_t(P);
+  const std::size_t p = std::size_t(P), r = std::size_t(world_rank());
   struct shape_case {
     std::size_t rows, cols;
+  };
+  kronex::compile_options packed;
+  packed.exchanges = kronex::exchange_transport::packed;
+  kronex::compile_options subarray;
+  subarray.exchanges = kronex::exchange_transport::subarray;
+  struct transport_case {
+    kronex::compile_options options;
     const char* method;
   };
-  for (const shape_case& sc : {shape_case{2 * p, 2 * p, "alltoall"}, shape_case{2 * p + 1, 2 * p, "alltoallv"},
-                               shape_case{2 * p, 2 * p + 1, "alltoallv"}}) {
-    BOOST_TEST_CONTEXT("shape (" << sc.rows << "," << sc.cols << ")") {
-      const auto A = band<T>(sc.rows, 1, 1, boundary::clamped);
-      const auto B = band<T>(sc.cols, 1, 1, boundary::clamped);
-      const xt::xtensor<T, 2> b = random_tensor<T, 2>({sc.rows, sc.cols});
-      const auto K = kronex::kron(A, B);
-      const auto lines = check_against<T, 2>(K.inverse(), K.inverse(), b, {P, 1}, P > 1 ? 1 : 0);
-      if (P == 1) {
-        BOOST_TEST(lines.empty());
-        continue;
+  for (const shape_case& sc : {shape_case{2 * p, 2 * p}, shape_case{2 * p + 1, 2 * p}, shape_case{2 * p, 2 * p + 1}}) {
+    for (const transport_case& tc : {transport_case{{}, "pairwise subarray"}, transport_case{subarray, "pairwise subarray"},
+                                     transport_case{packed, "pairwise packed"}}) {
+      BOOST_TEST_CONTEXT("shape (" << sc.rows << "," << sc.cols << "), " << tc.method) {
+        const auto A = band<T>(sc.rows, 1, 1, boundary::clamped);
+        const auto B = band<T>(sc.cols, 1, 1, boundary::clamped);
+        const xt::xtensor<T, 2> b = random_tensor<T, 2>({sc.rows, sc.cols});
+        const auto K = kronex::kron(A, B);
+        const auto lines = check_against<T, 2>(K.inverse(), K.inverse(), b, {P, 1}, P > 1 ? 1 : 0, tc.options);
+        if (P == 1) {
+          BOOST_TEST(lines.empty());
+          continue;
+        }
+        BOOST_TEST_REQUIRE(lines.size() == 2u);
+        for (const auto& l : lines) {
+          BOOST_TEST(l.method == tc.method);
+          BOOST_TEST(l.comm == "grid dims {0} (" + std::to_string(P) + " ranks)");
+        }
+        // This rank's own part: its rows (of the input layout) times its columns (of the other).
+        const auto bd = distribute(b, {P, 1});
+        auto solver = kronex::compile(K.inverse(), bd, tc.options);
+        const std::size_t own = kronex::detail::block_range(sc.rows, p, r).size() *
+                                kronex::detail::block_range(sc.cols, p, r).size() * sizeof(T);
+        for (const auto& st : solver.plan().steps)
+          if (const auto* e = std::get_if<kronex::exchange_step>(&st)) BOOST_TEST(e->own_bytes == double(own));
+        // A nested lazy result explains its outer plan, for the innermost operand's grid.
+        BOOST_TEST(kronex::explain(K.solve(K.apply(bd))) == kronex::explain(K.inverse(), bd));
+        // (1,P): the same, over grid dim 1.
+        const auto l2 = check_against<T, 2>(K.inverse(), K.inverse(), b, {1, P}, 1, tc.options);
+        BOOST_TEST_REQUIRE(l2.size() == 2u);
+        for (const auto& l : l2) BOOST_TEST(l.comm == "grid dims {1} (" + std::to_string(P) + " ranks)");
       }
-      BOOST_TEST_REQUIRE(lines.size() == 2u);
-      for (const auto& l : lines) {
-        BOOST_TEST(l.method == sc.method);
-        BOOST_TEST(l.comm == "grid dims {0} (" + std::to_string(P) + " ranks)");
-      }
-      // A nested lazy result explains its outer plan, for the innermost operand's grid.
-      const auto bd = distribute(b, {P, 1});
-      BOOST_TEST(kronex::explain(K.solve(K.apply(bd))) == kronex::explain(K.inverse(), bd));
-      // (1,P): the same, over grid dim 1.
-      const auto l2 = check_against<T, 2>(K.inverse(), K.inverse(), b, {1, P}, 1);
-      BOOST_TEST_REQUIRE(l2.size() == 2u);
-      for (const auto& l : l2) BOOST_TEST(l.comm == "grid dims {1} (" + std::to_string(P) + " ranks)");
     }
   }
   const auto A = band<T>(2 * p, 1, 1, boundary::clamped);
@@ -431,6 +452,76 @@ BOOST_AUTO_TEST_CASE(exchange_methods) {
     BOOST_TEST(l1[1].method == "local_copy");
     BOOST_TEST(l1[1].comm == "self");
   }
+}
+
+// ---- bit for bit the serial host's result ----------------------------------------------------------
+
+// x with the 1D operators applied one mode at a time on the host, in the order the distributed
+// plan's local steps apply them (one_mode(k, x): the serial host plan of mode k alone).
+template <class T, class OneMode>
+xt::xtensor<T, 3> in_plan_order(const kronex::plan_description& plan, xt::xtensor<T, 3> x, OneMode&& one_mode) {
+  for (const auto& st : plan.steps) {
+    const kronex::step_kind k = kronex::kind_of(st);
+    if (k == kronex::step_kind::solve || k == kronex::step_kind::apply) x = one_mode(kronex::step_info(st).mode, x);
+  }
+  return x;
+}
+
+// Exchanges only move values, and each rank's local work runs the host's kernels on whole lines,
+// so the gathered result is the serial host's to the bit, for the same order of modes: every
+// grid, both transports, banded (clamped, periodic, pivoting) and dense factors, solve, apply
+// and adjoint solve, real and complex, substitutions (the cost model may pick dense inverses for
+// one block shape and not another). Applies use a banded third factor: a dense apply is a BLAS
+// GEMM, whose summation order may depend on the block's shape. Uneven splits on 2 to 4 ranks (extents 9, 8, 7). The order
+// is the plan's: modes whole in the input layout first, then the split ones as the exchanges
+// make them whole, so on a grid that splits an earlier mode it differs from the serial host's
+// own order, and kron(...).solve on the host then differs in the last bits.
+template <class T>
+void check_bits() {
+  const std::array<std::size_t, 3> shape{9, 8, 7};
+  const auto A = kronex_test::band<T>(9, 2, 1, boundary::clamped, true);
+  const auto B = kronex_test::band<T>(8, 1, 2, boundary::periodic);
+  const auto C = random_dense_matrix<T>(7, true);
+  const auto Cb = kronex_test::band<T>(7, 2, 2, boundary::clamped);
+  const auto I9 = kronex::identity(9);
+  const auto I8 = kronex::identity(8);
+  const auto I7 = kronex::identity(7);
+  const xt::xtensor<T, 3> b = random_tensor<T, 3>(shape);
+  kronex::compile_options subst;
+  subst.solves = kronex::solve_method::substitution;
+  // The serial host plan of mode k alone, for the whole operator op(kron(A, B, Z)).
+  auto mode_alone = [&](auto op, const auto& Z) {
+    return [&, op](std::size_t k, const xt::xtensor<T, 3>& x) -> xt::xtensor<T, 3> {
+      if (k == 0) return kronex::compile(op(kronex::kron(A, I8, I7)), x, subst)(x);
+      if (k == 1) return kronex::compile(op(kronex::kron(I9, B, I7)), x, subst)(x);
+      return kronex::compile(op(kronex::kron(I9, I8, Z)), x, subst)(x);
+    };
+  };
+  auto solve = [](const auto& K) { return K.inverse(); };
+  auto apply = [](const auto& K) { return K; };
+  auto adjoint_solve = [](const auto& K) { return K.adjoint().inverse(); };
+  kronex::compile_options packed = subst;
+  packed.exchanges = kronex::exchange_transport::packed;
+  for (const auto& grid : grids_for<3>(world_size())) {
+    for (const kronex::compile_options& options : {subst, packed}) {
+      BOOST_TEST_CONTEXT(grid_text(grid) << (options.exchanges == kronex::exchange_transport::packed ? ", packed" : "")) {
+        const auto bd = distribute(b, grid);
+        auto check = [&](auto op, const auto& Z, const char* what) {
+          auto dist = kronex::compile(op(kronex::kron(A, B, Z)), bd, options);
+          const xt::xtensor<T, 3> expected = in_plan_order(dist.plan(), b, mode_alone(op, Z));
+          BOOST_TEST(xt::all(xt::equal(kronex_test::gather(dist(bd)), expected)), what << "\n" << dist);
+        };
+        check(solve, C, "solve");
+        check(apply, Cb, "apply");
+        check(adjoint_solve, C, "adjoint solve");
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(bit_identical_to_the_serial_host) {
+  check_bits<double>();
+  check_bits<std::complex<double>>();
 }
 
 // ---- four dimensions, skipped modes ----------------------------------------------------------------

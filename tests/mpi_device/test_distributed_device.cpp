@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <kronex/mpi_device.hpp>
@@ -35,7 +36,7 @@ using kronex_test::grids_for;
 template <class T, std::size_t D, class Expr>
 void check_device_ranks(const Expr& expr, const xt::xtensor<T, D>& b, const std::array<int, D>& grid,
                         kronex::exchange_memory memory, const std::string& what,
-                        std::size_t expected_projection_transfers = 0) {
+                        std::size_t expected_projection_transfers = 0, const kronex::compile_options& options = {}) {
   std::ostringstream context;
   context << what << ", grid (";
   for (std::size_t k = 0; k < D; ++k) context << (k ? "," : "") << grid[k];
@@ -53,7 +54,12 @@ void check_device_ranks(const Expr& expr, const xt::xtensor<T, D>& b, const std:
     kronex::detail::copy_box(mine, whole, b.data(), mine, block.data());
     bd.local().copy_from_host(block.data());
 
-    auto solver = kronex::compile(expr, bd);
+    auto solver = kronex::compile(expr, bd, options);
+    // Exchanges pack on the device unless asked for subarray types.
+    const bool subarray = options.exchanges == kronex::exchange_transport::subarray;
+    for (const auto& st : solver.plan().steps)
+      if (const auto* e = std::get_if<kronex::exchange_step>(&st); e && e->how == kronex::exchange_step::method::pairwise)
+        BOOST_TEST(e->transport == (subarray ? "subarray" : "packed"));
     auto xd = kronex::distributed_device_tensor<T, D>::like(bd);
     const auto before = kronex::transfers();
     if (memory == kronex::exchange_memory::staged) {
@@ -109,6 +115,30 @@ BOOST_AUTO_TEST_CASE(three_dimensions_every_grid) {
       check_device_ranks<T, 3>(kronex::kron(c, p, d).inverse(), b, grid, memory, "solve");
       check_device_ranks<T, 3>(kronex::kron(c, p, d).transpose(), b, grid, memory, "apply transpose");
     }
+  }
+}
+
+// Exchanges through MPI datatypes over the device blocks (MPI reads device memory: the CPU
+// device's is host memory): the same results and no transfers. Staged ranks can only pack: a
+// request for subarray types there is refused on every rank.
+BOOST_AUTO_TEST_CASE(subarray_transport) {
+  using T = double;
+  const auto c = band<T>(10, 2, 1, boundary::clamped, true);
+  const auto p = band<T>(9, 1, 2, boundary::periodic);
+  const xt::xtensor<T, 3> b = random_tensor<T, 3>({10, 9, 7});
+  const auto e = band<T>(7, 1, 1, boundary::clamped);
+  kronex::compile_options subarray;
+  subarray.exchanges = kronex::exchange_transport::subarray;
+  for (const auto& grid : grids_for<3>(world_size()))
+    check_device_ranks<T, 3>(kronex::kron(c, p, e).inverse(), b, grid, kronex::exchange_memory::device, "solve", 0,
+                             subarray);
+  kronex::distributed_device_tensor<T, 3> staged(MPI_COMM_WORLD, {10, 9, 7}, grids_for<3>(world_size()).back(),
+                                                 kronex::exchange_memory::staged);
+  try {
+    auto op = kronex::compile(kronex::kron(c, p, e).inverse(), staged, subarray);
+    BOOST_ERROR("subarray exchanges compiled on staged device ranks");
+  } catch (const kronex::backend_unavailable& err) {
+    BOOST_TEST(std::string(err.what()).find("exchange_transport::subarray") != std::string::npos, err.what());
   }
 }
 

@@ -15,6 +15,15 @@ enum class solve_method {
   dense_inverse  // op(A)^{-1} formed once at compile time from the LU, then GEMMs (host BLAS)
 };
 
+// How a distributed plan's exchanges hand each peer's part of a block to MPI.
+enum class exchange_transport {
+  automatic,  // subarray where MPI reaches the blocks (host ranks; device ranks whose MPI takes
+              // device memory use packed, the faster there), else packed
+  subarray,   // MPI derived datatypes (subarrays) over the blocks: MPI reads each part from the
+              // solved block and writes it into the next one; kronex makes no pack or unpack pass
+  packed      // each part copied into a contiguous send buffer, and out of the receive buffer
+};
+
 struct compile_options {
   // A solved banded or dense factor whose reciprocal 1-norm condition number estimate is below
   // this is refused as singular (singular_factor, naming the mode, the estimate and this
@@ -50,6 +59,10 @@ struct compile_options {
   // pays for small n, wide bands and short lines. Device plans always use dense inverses; other
   // factor kinds (diagonal, identity, function) ignore this.
   solve_method solves = solve_method::automatic;
+
+  // Distributed plans (MPI): how exchanges hand each peer's part to MPI (exchange_transport).
+  // A rank's own part never goes through MPI whichever is chosen: it is copied locally.
+  exchange_transport exchanges = exchange_transport::automatic;
 };
 
 // The smallest tensor (in values) a host step splits between threads.

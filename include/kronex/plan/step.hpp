@@ -115,12 +115,17 @@ struct staged_step : step_base {
 
 // Distributed: an exchange that moves the tensor to the next phase's layout.
 struct exchange_step : step_base {
-  enum class method { local_copy, alltoall, alltoallv, allgatherv };
+  // local_copy: keep one's part after a gather (no MPI); pairwise: every rank of the group sends
+  // each other rank its part (MPI_Isend/MPI_Irecv), its own part copied locally; allgatherv: a
+  // split mode gathered whole.
+  enum class method { local_copy, pairwise, allgatherv };
   method how = method::local_copy;
+  std::string transport;    // pairwise: "subarray" (MPI datatypes over the blocks) or "packed"
   std::string memory;       // where MPI reads and writes on device ranks, e.g. " (device memory)"
   std::string comm;         // the sub-communicator, e.g. "grid dims {0} (2 ranks)"
   std::size_t messages = 0;     // the most messages any rank sends
   double message_bytes = 0;     // the most bytes any rank sends
+  double own_bytes = 0;         // this rank's own part, copied locally (never sent)
   std::size_t transfers = 0;    // staged device exchanges: this rank's host<->device copies
   double transfer_bytes = 0;
 };
@@ -195,14 +200,13 @@ inline step_kind kind_of(const step& s) {
 inline const char* to_string(exchange_step::method m) {
   switch (m) {
     case exchange_step::method::local_copy: return "local_copy";
-    case exchange_step::method::alltoall: return "alltoall";
-    case exchange_step::method::alltoallv: return "alltoallv";
+    case exchange_step::method::pairwise: return "pairwise";
     case exchange_step::method::allgatherv: return "allgatherv";
   }
   return "?";
 }
 
-// The method as printed: lu_subst, band_matvec, gemm, alltoallv (device memory), ...; a step of a
+// The method as printed: lu_subst, band_matvec, gemm, pairwise packed (device memory), ...; a step of a
 // distributed plan's local work ends with " (phase i)".
 inline std::string step_method(const step& s) {
   std::string m = std::visit(
@@ -219,7 +223,9 @@ inline std::string step_method(const step& s) {
                    return g.packed ? name + " packed" : name;
                  },
                  [](const staged_step&) -> std::string { return "stage_through_host"; },
-                 [](const exchange_step& e) -> std::string { return to_string(e.how) + e.memory; },
+                 [](const exchange_step& e) -> std::string {
+                   return to_string(e.how) + (e.transport.empty() ? "" : " " + e.transport) + e.memory;
+                 },
                  [](const combine_step& c) -> std::string {
                    return c.accumulate ? "axpy a=" + c.coef : "scale a=" + c.coef;
                  },

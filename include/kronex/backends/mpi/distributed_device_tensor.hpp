@@ -52,6 +52,9 @@ struct device_ranks {
   static constexpr bool counts_transfers = true;
   exchange_memory memory = exchange_memory::automatic;
   bool staged = false;
+  // Exchanges pack on the device by default: MPI datatypes over device memory would make a
+  // CUDA-aware MPI copy each contiguous run on its own.
+  static constexpr bool packs_by_default = true;
   std::shared_ptr<device::context> ctx;
 
   explicit device_ranks(exchange_memory m = exchange_memory::automatic) : memory(m) {}

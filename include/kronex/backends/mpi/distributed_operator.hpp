@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <ostream>
 #include <type_traits>
+#include <vector>
 
 #include "../../expr/lazy_result.hpp"
 #include "../backend.hpp"
@@ -63,6 +64,16 @@ public:
   const shape_t& global_shape() const noexcept { return this->m_plan.global_shape(); }
   // Exchanges (all-to-alls) one run makes.
   std::size_t exchanges() const noexcept { return this->m_plan.exchanges(); }
+
+  // Runs x = K(b) (or K^{-1} b) once, timing each exchange and each phase's local work on this
+  // rank: the pieces in order, each with the printed steps it covers (plan().steps[first,
+  // first + count)) and its seconds. For finding where a distributed solve's time goes (device
+  // work is synchronized after each piece). Kronecker products only; collective.
+  std::vector<timed_steps> time_steps(const Tensor& b, Tensor& x) {
+    check(b, "input");
+    check(x, "output");
+    return this->m_plan.time_steps(b.local().data(), x.local().data());
+  }
 
 private:
   // The composite plan's hooks for this tensor's grid and this rank's block.

@@ -24,6 +24,18 @@
 #include "exchange_schedule.hpp"
 #include "mpi_support.hpp"
 
+namespace kronex {
+
+// One timed piece of a distributed run (distributed_operator::time_steps): the printed steps
+// plan().steps[first, first + count) that ran together (an exchange, or a phase's local work)
+// and the seconds they took on this rank.
+struct timed_steps {
+  std::size_t first = 0, count = 0;
+  double seconds = 0;
+};
+
+} // namespace kronex
+
 namespace kronex::detail {
 
 // The host side of a rank: host plans and buffers in main memory.
@@ -34,6 +46,7 @@ struct host_ranks {
   static constexpr const char* name = "host";
   static constexpr bool counts_transfers = false;
   bool staged = false;  // exchanges never need staging on the host
+  static constexpr bool packs_by_default = false;  // MPI reads and writes the blocks (subarray types)
   void decide() {}
   void init() {}
 
@@ -48,10 +61,13 @@ struct host_ranks {
 
 template <class T, class Ranks = host_ranks<T>>
 class distributed_plan {
-  // One peer of an exchange: what this rank sends it and receives from it (global boxes).
+  // One peer of an exchange: what this rank sends it and receives from it (global boxes), as
+  // subarray types over the blocks, or at offsets (in values) of the packed buffers.
   struct peer {
     int rank = 0;  // in the sub-communicator
     box send, recv;
+    mpi_datatype send_type, recv_type;
+    std::size_t send_at = 0, recv_at = 0;
   };
   struct phase_work {
     box block;                            // this rank's block in the phase's layout
@@ -59,10 +75,16 @@ class distributed_plan {
     operator_desc<T> local_desc;          // ... as an operator on the block (until instantiated)
     std::unique_ptr<typename Ranks::local_plan> local;  // ... compiled (null: nothing to do here)
     MPI_Comm comm = MPI_COMM_NULL;        // exchange into this phase (null: local copy / none)
-    std::vector<peer> peers;
-    std::vector<int> send_counts, send_displs, recv_counts, recv_displs;  // bytes
-    bool uniform = false;                 // every count equal: MPI_Alltoall
+    std::vector<peer> peers;              // the other ranks this rank sends to or receives from
+    box own;                              // this rank's own part: copied, never sent
+    std::vector<MPI_Request> requests;
+    std::vector<box> gathered;                  // allgatherv: each rank's block, by sub-communicator rank
+    std::vector<int> recv_counts, recv_displs;  // ... and where it lands, in bytes
     bool gather = false;                  // MPI_Allgatherv of this rank's block
+  };
+  // The steps of one phase's local work, as printed (timed together: one local plan).
+  struct step_range {
+    std::size_t first = 0, count = 0;
   };
 
 public:
@@ -144,19 +166,41 @@ public:
   // must not leave the others waiting in the next exchange: a rank whose local work failed skips
   // the rest of it but still takes part in every exchange, and the ranks agree at the end of the
   // run (one MPI_Allreduce), so every rank throws (deferred_failure). x is then unspecified.
-  void run(const T* b, T* x) {
+  void run(const T* b, T* x) { run_phases(b, x, nullptr); }
+
+  // Runs as run() does, timing each exchange and each phase's local work on this rank (MPI_Wtime;
+  // device work synchronized first): seconds per piece, with the printed steps it covers.
+  std::vector<timed_steps> time_steps(const T* b, T* x) {
+    std::vector<timed_steps> times;
+    run_phases(b, x, &times);
+    return times;
+  }
+
+private:
+  void run_phases(const T* b, T* x, std::vector<timed_steps>* times) {
     const std::size_t last = m_work.size() - 1;
     const T* cur = b;
     std::size_t next_buffer = 0;
     deferred_failure failure;
+    double t0 = times ? MPI_Wtime() : 0;
+    auto timed = [&](std::size_t first, std::size_t count) {
+      if (!times) return;
+      failure.run([&] { m_ranks.synchronize(); });
+      const double t = MPI_Wtime();
+      times->push_back({first, count, t - t0});
+      t0 = t;
+    };
     for (std::size_t i = 0; i <= last; ++i) {
       phase_work& w = m_work[i];
       T* dst = i == last ? x : m_ranks.data(m_buffers[next_buffer]);
       if (i == 0) {
+        // With no local work, the first exchange reads b itself, unless it would write x = b.
+        if (!w.local && i != last && (last > 1 || static_cast<const T*>(x) != b)) continue;
         failure.run([&] {
           if (w.local) w.local->run(cur, dst);
           else if (cur != dst) m_ranks.copy(w.block, w.block, cur, w.block, dst);
         });
+        timed(m_local_steps[i].first, m_local_steps[i].count);
       } else {
         const box& from = m_work[i - 1].block;
         if (w.comm == MPI_COMM_NULL) {
@@ -164,7 +208,11 @@ public:
         } else {
           exchange(w, from, cur, dst);
         }
-        if (w.local) failure.run([&] { w.local->run(dst, dst); });
+        timed(m_exchange_step_index[i], 1);
+        if (w.local) {
+          failure.run([&] { w.local->run(dst, dst); });
+          timed(m_local_steps[i].first, m_local_steps[i].count);
+        }
       }
       if (i != last) {
         cur = dst;
@@ -175,9 +223,18 @@ public:
     failure.agree(m_comm->get());
   }
 
-private:
   distributed_plan(Ranks ranks, const std::shared_ptr<cart_comm>& comm, const shape_t& global, const exchange_options& layouts)
       : m_ranks(std::move(ranks)), m_comm(comm), m_global(global), m_layouts(layouts) {}
+
+  // Whether exchanges pack: on request, by default where the ranks pack (device ranks), and
+  // always when MPI cannot reach the blocks (staged device ranks: it sees host buffers only).
+  bool choose_packing(exchange_transport t) const {
+    if (t == exchange_transport::subarray && m_ranks.staged)
+      throw backend_unavailable(message("kronex: exchange_transport::subarray needs MPI to read and write the blocks; "
+                                        "these device ranks stage their exchanges through the host (packed only)"));
+    if (t == exchange_transport::automatic) return Ranks::packs_by_default || m_ranks.staged;
+    return t == exchange_transport::packed;
+  }
 
   // Per mode: whether its factor needs the mode whole on one rank (banded, dense, function).
   static std::vector<bool> needs_local(const operator_desc<T>& d) {
@@ -204,11 +261,11 @@ private:
           if (f.data[i] == T(0)) throw_singular(k, long(i + 1), f.describe(), "diagonal");
       }
     }
+    m_packed = choose_packing(d.options.exchanges);
     m_phases = plan_exchanges(m_global, grid, needs_local(d), m_layouts);
     m_expression = d.text();
     m_exchange_step_index.assign(m_phases.size(), 0);
 
-    m_uniform.assign(m_phases.size(), false);
     m_exchange_steps.assign(m_phases.size(), exchange_step{});
     m_buffer_values = 0;
     for (std::size_t i = 0; i < m_phases.size(); ++i) {
@@ -250,11 +307,13 @@ private:
     m_desc.counts_transfers = Ranks::counts_transfers;
     m_desc.setup = m_setup;
     m_desc.workspace_bytes = 2 * m_buffer_values * sizeof(T);
+    m_local_steps.assign(m_phases.size(), step_range{});
     for (std::size_t i = 0; i < m_phases.size(); ++i) {
       if (i > 0) {
         m_exchange_step_index[i] = m_desc.steps.size();
         m_desc.steps.push_back(m_exchange_steps[i]);
       }
+      m_local_steps[i].first = m_desc.steps.size();
       if (!m_work[i].has_local) continue;
       const plan_description& l = local[i];
       m_desc.workspace_bytes += l.workspace_bytes;
@@ -266,6 +325,7 @@ private:
         step_info(st).phase = long(i);
         m_desc.steps.push_back(std::move(st));
       }
+      m_local_steps[i].count = m_desc.steps.size() - m_local_steps[i].first;
       // Each factor's setup line comes from the phase that solves (or scales) its mode.
       const exchange_phase& ph = m_phases[i];
       for (std::size_t k = 0; k < l.setup.size(); ++k) {
@@ -314,7 +374,8 @@ private:
     w.local_desc = std::move(local);
   }
 
-  // The printed record of the exchange into phase i: largest message count and bytes over ranks.
+  // The printed record of the exchange into phase i: largest message count and bytes over ranks
+  // (the same numbers on every rank), and this rank's own part and local memory traffic.
   exchange_step plan_exchange(std::size_t i, const std::vector<int>& grid) {
     const exchange_phase& ph = m_phases[i];
     const block_layout& from = m_phases[i - 1].layout;
@@ -323,7 +384,8 @@ private:
       st.how = exchange_step::method::local_copy;
       st.comm = "self";
     } else {
-      st.how = ph.gather ? exchange_step::method::allgatherv : exchange_step::method::alltoallv;
+      st.how = ph.gather ? exchange_step::method::allgatherv : exchange_step::method::pairwise;
+      if (!ph.gather) st.transport = m_packed ? "packed" : "subarray";
       std::string dims;
       int ranks = 1;
       for (int g : ph.group_dims) {
@@ -332,10 +394,8 @@ private:
       }
       st.comm = message("grid dims {", dims, "} (", ranks, " ranks)");
     }
-    // Every rank's sends, from the layouts alone (the same numbers on every rank).
+    // Every rank's sends, from the layouts alone.
     std::vector<int> coords(grid.size(), 0);
-    bool uniform = true;
-    std::size_t first_bytes = std::size_t(-1);
     while (true) {
       std::size_t messages = 0, bytes = 0;
       const box mine = from.block(grid, coords);
@@ -343,8 +403,6 @@ private:
       for_each_peer(ph.group_dims, grid, coords, [&](const std::vector<int>& q) {
         const std::size_t n = intersect(mine, ph.layout.block(grid, q)).size() * sizeof(T);
         total += n;
-        if (first_bytes == std::size_t(-1)) first_bytes = n;
-        uniform = uniform && n == first_bytes;
         if (q != coords && n > 0) {
           ++messages;
           bytes += n;
@@ -357,16 +415,24 @@ private:
       st.message_bytes = std::max(st.message_bytes, double(bytes));
       if (!next_coords(coords, grid)) break;
     }
-    // Every pair of ranks exchanges the same amount: MPI_Alltoall (decided from the layouts, so
-    // every rank decides the same).
-    m_uniform[i] = !ph.group_dims.empty() && !ph.gather && uniform;
-    if (m_uniform[i]) st.how = exchange_step::method::alltoall;
     if (!ph.group_dims.empty()) st.memory = m_ranks.memory_text();
     const box b = ph.layout.block(grid, m_comm->coords());
+    const box before = from.block(grid, m_comm->coords());
     st.view = b.extent;
     st.view_strides = c_strides(b.extent);
     st.mode = ph.modes.empty() ? 0 : ph.modes.front();
-    st.bytes = 0;  // network traffic is message_bytes; the plan's bytes are memory traffic
+    // Memory traffic of kronex's own copies (read and write): the own part, and with packing
+    // every part sent (packed) and received (unpacked). What MPI moves is message_bytes.
+    const double own = ph.gather || ph.group_dims.empty() ? 0.0 : double(intersect(before, b).size() * sizeof(T));
+    st.own_bytes = own;
+    if (ph.gather) {
+      st.bytes = 2.0 * double(before.size() * sizeof(T));  // the block copied into the send buffer
+    } else if (ph.group_dims.empty()) {
+      st.bytes = 2.0 * double(intersect(before, b).size() * sizeof(T));
+    } else {
+      const double sent = double(before.size() * sizeof(T)) - own, received = double(b.size() * sizeof(T)) - own;
+      st.bytes = 2.0 * own + (m_packed ? 2.0 * (sent + received) : 0.0);
+    }
     return st;
   }
 
@@ -397,7 +463,8 @@ private:
     return false;
   }
 
-  // Collective: the sub-communicators and this rank's peers, send and receive boxes and counts.
+  // Collective: the sub-communicators and this rank's peers, their boxes, and the subarray types
+  // or packed buffers.
   void connect(const std::vector<int>& grid) {
     std::size_t send_size = 0, recv_size = 0;
     for (std::size_t i = 1; i < m_phases.size(); ++i) {
@@ -407,39 +474,56 @@ private:
       const box& from_mine = m_work[i - 1].block;
       const block_layout& from = m_phases[i - 1].layout;
       w.comm = m_comm->sub(ph.group_dims);
-      int group = 0;
-      check_mpi(MPI_Comm_size(w.comm, &group), "MPI_Comm_size");
-      w.peers.resize(std::size_t(group));
+      w.gather = ph.gather;
+      std::size_t send_total = 0, recv_total = 0;
       for_each_peer(ph.group_dims, grid, m_comm->coords(), [&](const std::vector<int>& q) {
         std::vector<int> sub_coords;
         for (int g : ph.group_dims) sub_coords.push_back(q[std::size_t(g)]);
         int r = 0;
         check_mpi(MPI_Cart_rank(w.comm, sub_coords.data(), &r), "MPI_Cart_rank");
-        peer& p = w.peers[std::size_t(r)];
+        const box recv = intersect(from.block(grid, q), w.block);
+        if (ph.gather) {  // every rank's block, placed by its rank in the sub-communicator
+          if (w.gathered.size() <= std::size_t(r)) w.gathered.resize(std::size_t(r) + 1);
+          w.gathered[std::size_t(r)] = recv;
+          return;
+        }
+        const box send = intersect(from_mine, ph.layout.block(grid, q));
+        if (q == m_comm->coords()) {
+          w.own = send;
+          return;
+        }
+        if (send.size() == 0 && recv.size() == 0) return;
+        peer p;
         p.rank = r;
-        p.send = intersect(from_mine, ph.layout.block(grid, q));
-        p.recv = intersect(from.block(grid, q), w.block);
+        p.send = send;
+        p.recv = recv;
+        p.send_at = send_total;
+        p.recv_at = recv_total;
+        if (!m_packed) {
+          if (send.size() > 0) p.send_type = subarray_type<T>(send, from_mine);
+          if (recv.size() > 0) p.recv_type = subarray_type<T>(recv, w.block);
+        } else {
+          send_total += send.size();
+          recv_total += recv.size();
+        }
+        w.peers.push_back(std::move(p));
       });
-      std::size_t send_total = 0, recv_total = 0;
-      for (const peer& p : w.peers) {
-        const std::size_t s = p.send.size() * sizeof(T), r = p.recv.size() * sizeof(T);
-        w.send_displs.push_back(int(send_total));
-        w.send_counts.push_back(int(s));
-        w.recv_displs.push_back(int(recv_total));
-        w.recv_counts.push_back(int(r));
-        send_total += s;
-        recv_total += r;
+      if (ph.gather) {  // allgatherv: the block, copied once; every block received, in rank order
+        send_total = from_mine.size();
+        for (const box& r : w.gathered) {
+          w.recv_displs.push_back(int(recv_total * sizeof(T)));
+          w.recv_counts.push_back(int(r.size() * sizeof(T)));
+          recv_total += r.size();
+        }
       }
-      w.uniform = m_uniform[i];
-      w.gather = ph.gather;
-      if (ph.gather) send_total = from_mine.size() * sizeof(T);  // allgatherv: the block, packed once
+      w.requests.assign(2 * w.peers.size(), MPI_REQUEST_NULL);
       if (m_ranks.staged) {  // this rank's packed sends down, its receives up (the numbers differ by rank)
         exchange_step& st = std::get<exchange_step>(m_desc.steps[m_exchange_step_index[i]]);
         st.transfers = (send_total > 0 ? 1 : 0) + (recv_total > 0 ? 1 : 0);
-        st.transfer_bytes = double(send_total + recv_total);
+        st.transfer_bytes = double((send_total + recv_total) * sizeof(T));
       }
-      send_size = std::max(send_size, send_total / sizeof(T));
-      recv_size = std::max(recv_size, recv_total / sizeof(T));
+      send_size = std::max(send_size, send_total);
+      recv_size = std::max(recv_size, recv_total);
     }
     m_ranks.allocate(m_send, send_size);
     m_ranks.allocate(m_recv, recv_size);
@@ -449,46 +533,80 @@ private:
     }
   }
 
-  // Packs this rank's sends, exchanges them (from device memory, or staged through host buffers
-  // with counted transfers), and unpacks what arrived into the next phase's block.
+  // The exchange into a phase: receives posted first, then every send (the parts read from the
+  // block by their subarray types, or packed first), then this rank's own part copied while the
+  // messages travel; the packed receives are unpacked when all have arrived.
   void exchange(phase_work& w, const box& from, const T* src, T* dst) {
+    if (w.gather) {
+      gather(w, from, src, dst);
+      return;
+    }
     T* send = m_ranks.data(m_send);
     T* recv = m_ranks.data(m_recv);
-    if (w.gather) {
-      m_ranks.copy(from, from, src, from, send);
-    } else {
-      for (std::size_t p = 0; p < w.peers.size(); ++p) {
-        const box& s = w.peers[p].send;
-        m_ranks.copy(s, from, src, s, send + w.send_displs[p] / int(sizeof(T)));
-      }
+    T* mpi_send = m_ranks.staged ? m_send_host.data() : send;
+    T* mpi_recv = m_ranks.staged ? m_recv_host.data() : recv;
+    const std::size_t npeers = w.peers.size();
+    for (std::size_t p = 0; p < npeers; ++p) {
+      const peer& q = w.peers[p];
+      if (q.recv.size() == 0) continue;
+      if (m_packed)
+        check_mpi(MPI_Irecv(mpi_recv + q.recv_at, int(q.recv.size() * sizeof(T)), MPI_BYTE, q.rank, 0, w.comm,
+                            &w.requests[p]),
+                  "MPI_Irecv");
+      else
+        check_mpi(MPI_Irecv(dst, 1, q.recv_type.get(), q.rank, 0, w.comm, &w.requests[p]), "MPI_Irecv");
     }
+    if (m_packed) {
+      std::size_t sent = 0;
+      for (const peer& q : w.peers) {
+        m_ranks.copy(q.send, from, src, q.send, send + q.send_at);
+        sent += q.send.size();
+      }
+      m_ranks.synchronize();  // MPI reads what the device wrote
+      if (m_ranks.staged && sent > 0) m_ranks.download(m_send_host.data(), send, sent * sizeof(T));
+    }
+    for (std::size_t p = 0; p < npeers; ++p) {
+      const peer& q = w.peers[p];
+      if (q.send.size() == 0) continue;
+      if (m_packed)
+        check_mpi(MPI_Isend(mpi_send + q.send_at, int(q.send.size() * sizeof(T)), MPI_BYTE, q.rank, 0, w.comm,
+                            &w.requests[npeers + p]),
+                  "MPI_Isend");
+      else
+        check_mpi(MPI_Isend(src, 1, q.send_type.get(), q.rank, 0, w.comm, &w.requests[npeers + p]), "MPI_Isend");
+    }
+    m_ranks.copy(w.own, from, src, w.block, dst);
+    check_mpi(MPI_Waitall(int(w.requests.size()), w.requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    if (m_packed) {
+      std::size_t received = 0;
+      for (const peer& q : w.peers) received += q.recv.size();
+      if (m_ranks.staged && received > 0) m_ranks.upload(recv, m_recv_host.data(), received * sizeof(T));
+      for (const peer& q : w.peers) m_ranks.copy(q.recv, q.recv, recv + q.recv_at, w.block, dst);
+    }
+  }
+
+  // The gather fallback: every rank's block of the split mode, gathered whole (MPI_Allgatherv).
+  void gather(phase_work& w, const box& from, const T* src, T* dst) {
+    T* send = m_ranks.data(m_send);
+    T* recv = m_ranks.data(m_recv);
+    m_ranks.copy(from, from, src, from, send);
     m_ranks.synchronize();  // MPI reads what the device wrote
+    const std::size_t send_bytes = from.size() * sizeof(T);
+    const std::size_t recv_bytes = std::size_t(w.recv_displs.back() + w.recv_counts.back());
     T* mpi_send = send;
     T* mpi_recv = recv;
-    const std::size_t send_bytes =
-        w.gather ? from.size() * sizeof(T) : std::size_t(w.send_displs.back() + w.send_counts.back());
-    const std::size_t recv_bytes = std::size_t(w.recv_displs.back() + w.recv_counts.back());
     if (m_ranks.staged) {
       m_ranks.download(m_send_host.data(), send, send_bytes);
       mpi_send = m_send_host.data();
       mpi_recv = m_recv_host.data();
     }
-    if (w.gather) {
-      check_mpi(MPI_Allgatherv(mpi_send, int(send_bytes), MPI_BYTE, mpi_recv, w.recv_counts.data(),
-                               w.recv_displs.data(), MPI_BYTE, w.comm),
-                "MPI_Allgatherv");
-    } else if (w.uniform) {
-      check_mpi(MPI_Alltoall(mpi_send, w.send_counts[0], MPI_BYTE, mpi_recv, w.recv_counts[0], MPI_BYTE, w.comm),
-                "MPI_Alltoall");
-    } else {
-      check_mpi(MPI_Alltoallv(mpi_send, w.send_counts.data(), w.send_displs.data(), MPI_BYTE, mpi_recv,
-                              w.recv_counts.data(), w.recv_displs.data(), MPI_BYTE, w.comm),
-                "MPI_Alltoallv");
-    }
+    check_mpi(MPI_Allgatherv(mpi_send, int(send_bytes), MPI_BYTE, mpi_recv, w.recv_counts.data(), w.recv_displs.data(),
+                             MPI_BYTE, w.comm),
+              "MPI_Allgatherv");
     if (m_ranks.staged) m_ranks.upload(recv, m_recv_host.data(), recv_bytes);
-    for (std::size_t p = 0; p < w.peers.size(); ++p) {
-      const box& r = w.peers[p].recv;
-      m_ranks.copy(r, r, recv + w.recv_displs[p] / int(sizeof(T)), w.block, dst);
+    for (std::size_t p = 0; p < w.gathered.size(); ++p) {
+      const box& r = w.gathered[p];
+      m_ranks.copy(r, r, recv + std::size_t(w.recv_displs[p]) / sizeof(T), w.block, dst);
     }
   }
 
@@ -502,7 +620,8 @@ private:
   typename Ranks::buffer m_buffers[2];
   typename Ranks::buffer m_send, m_recv;   // packed messages
   std::vector<T> m_send_host, m_recv_host;  // staged exchanges only
-  std::vector<bool> m_uniform;  // per phase: its exchange is an MPI_Alltoall
+  bool m_packed = false;        // exchanges pack and unpack (exchange_transport)
+  std::vector<step_range> m_local_steps;  // per phase: its local steps in m_desc.steps
   std::vector<exchange_step> m_exchange_steps;     // per phase: the exchange into it (planned)
   std::vector<std::size_t> m_exchange_step_index;  // per phase: its exchange's index in m_desc.steps
   std::vector<factor_setup> m_setup;           // the setup lines before the local plans fill them

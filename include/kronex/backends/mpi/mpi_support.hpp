@@ -13,6 +13,7 @@
 
 #include "../../core/error.hpp"
 #include "../../core/value_traits.hpp"
+#include "block_layout.hpp"
 
 namespace kronex::detail {
 
@@ -85,6 +86,59 @@ void collective(MPI_Comm comm, F&& f) {
   deferred_failure failure;
   failure.run(std::forward<F>(f));
   failure.agree(comm);
+}
+
+// An owned MPI datatype (committed), freed with it unless MPI is finalized already.
+class mpi_datatype {
+public:
+  mpi_datatype() = default;
+  explicit mpi_datatype(MPI_Datatype t) noexcept : m_type(t) {}
+  mpi_datatype(mpi_datatype&& o) noexcept : m_type(o.m_type) { o.m_type = MPI_DATATYPE_NULL; }
+  mpi_datatype& operator=(mpi_datatype&& o) noexcept {
+    if (this != &o) {
+      release();
+      m_type = o.m_type;
+      o.m_type = MPI_DATATYPE_NULL;
+    }
+    return *this;
+  }
+  mpi_datatype(const mpi_datatype&) = delete;
+  mpi_datatype& operator=(const mpi_datatype&) = delete;
+  ~mpi_datatype() { release(); }
+  MPI_Datatype get() const noexcept { return m_type; }
+
+private:
+  void release() noexcept {
+    if (m_type == MPI_DATATYPE_NULL) return;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Type_free(&m_type);
+    m_type = MPI_DATATYPE_NULL;
+  }
+  MPI_Datatype m_type = MPI_DATATYPE_NULL;
+};
+
+// The values of `part` (global indices, not empty) within a block stored in C order with box
+// `whole`, as one committed MPI datatype of T values (a subarray): MPI then reads or writes the
+// part where it lies, with no copy into a contiguous buffer.
+template <class T>
+mpi_datatype subarray_type(const box& part, const box& whole) {
+  const std::size_t D = part.extent.size();
+  std::vector<int> sizes(D), subsizes(D), starts(D);
+  for (std::size_t k = 0; k < D; ++k) {
+    sizes[k] = int(whole.extent[k]);
+    subsizes[k] = int(part.extent[k]);
+    starts[k] = int(part.offset[k] - whole.offset[k]);
+  }
+  MPI_Datatype value = MPI_DATATYPE_NULL, type = MPI_DATATYPE_NULL;
+  check_mpi(MPI_Type_contiguous(int(sizeof(T)), MPI_BYTE, &value), "MPI_Type_contiguous");
+  const int made = MPI_Type_create_subarray(int(D), sizes.data(), subsizes.data(), starts.data(), MPI_ORDER_C, value, &type);
+  MPI_Type_free(&value);  // the subarray keeps what it needs
+  check_mpi(made, "MPI_Type_create_subarray");
+  const int committed = MPI_Type_commit(&type);
+  mpi_datatype owned(type);  // freed if the commit failed
+  check_mpi(committed, "MPI_Type_commit");
+  return owned;
 }
 
 // A Cartesian communicator (not periodic, ranks not reordered) and the sub-communicators of
