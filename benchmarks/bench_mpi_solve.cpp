@@ -25,10 +25,13 @@
 //   sent[B]    bytes the rank that sends most sends to other ranks (the step's bytes/rank)
 //   floor      local / triad bandwidth + sent / the bandwidth of an MPI_Alltoall that sends the
 //              same bytes per rank, measured in this run on MPI_COMM_WORLD
+//   measured   for an exchange, the messages and bytes the busiest rank handed to MPI in the
+//              run (time_steps), next to the plan's messages= and bytes/rank
 // and a total whose floor is the sum of the pieces' floors. --transport subarray|packed picks
 // how exchanges reach MPI (compile_options::exchanges; default automatic).
 //
-// Exit status: 0 ok; 1 a wrong result (residual above 1e-10); 2 bad command line.
+// Exit status: 0 ok; 1 a wrong result (residual above 1e-10) or an exchange that sent other than
+// its plan predicted; 2 bad command line.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -193,6 +196,8 @@ double alltoall_bandwidth(double bytes) {
 struct piece {
   std::string what;
   double seconds = 0, local_bytes = 0, sent_bytes = 0, floor = 0;
+  double measured_bytes = 0, measured_messages = 0, planned_messages = 0;  // exchanges: max over ranks
+  bool exchange = false;
 };
 
 struct result {
@@ -267,6 +272,8 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
       if (const auto* e = std::get_if<kronex::exchange_step>(&steps[s])) {
         pc.what = "step " + std::to_string(s) + " exchange " + kronex::step_method(steps[s]);
         pc.sent_bytes = e->message_bytes;
+        pc.planned_messages = double(e->messages);
+        pc.exchange = true;
       }
     }
     if (pc.what.empty()) {
@@ -276,6 +283,8 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
                                     " local (phase " + std::to_string(phase) + ")";
     }
     pc.local_bytes = max_over_ranks(local_bytes);
+    pc.measured_bytes = max_over_ranks(ts.sent_bytes);
+    pc.measured_messages = max_over_ranks(double(ts.messages));
     pc.floor = pc.local_bytes / bw_rank + (pc.sent_bytes > 0 ? pc.sent_bytes / alltoall_bandwidth(pc.sent_bytes) : 0.0);
     r.pieces.push_back(pc);
   }
@@ -339,7 +348,9 @@ int main(int argc, char** argv) {
   for (const grid3& grid : o.grids) {
     for (const auto bc : {kronex::boundary::clamped, kronex::boundary::periodic}) {
       const result r = run_case(o, grid, bc, bw);
-      const bool ok = r.residual <= 1e-10;
+      bool ok = r.residual <= 1e-10;
+      for (const piece& pc : r.pieces)
+        ok = ok && (!pc.exchange || (pc.measured_bytes == pc.sent_bytes && pc.measured_messages == pc.planned_messages));
       if (!ok) status = 1;
       if (root) {
         const std::string ex = std::to_string(r.exchanges) + " / " + std::to_string(2 * r.split);
@@ -349,9 +360,16 @@ int main(int argc, char** argv) {
                     r.residual, ok ? "" : "  WRONG");
         double seconds = 0, local = 0, sent = 0, floor = 0;
         for (const piece& pc : r.pieces) {
-          std::printf("    %-52s %9.3f ms %10.2fM local %9.2fM sent  floor %8.3f ms  x%.2f\n", pc.what.c_str(),
+          std::printf("    %-52s %9.3f ms %10.2fM local %9.2fM sent  floor %8.3f ms  x%.2f", pc.what.c_str(),
                       pc.seconds * 1e3, pc.local_bytes * 1e-6, pc.sent_bytes * 1e-6, pc.floor * 1e3,
                       pc.floor > 0 ? pc.seconds / pc.floor : 0.0);
+          if (pc.exchange) {
+            // What the busiest rank handed to MPI in the run, against the plan's prediction.
+            const bool same = pc.measured_bytes == pc.sent_bytes && pc.measured_messages == pc.planned_messages;
+            std::printf("  measured %.0f msg %.2fM sent%s", pc.measured_messages, pc.measured_bytes * 1e-6,
+                        same ? " (= plan)" : "  DIFFERS FROM THE PLAN");
+          }
+          std::printf("\n");
           seconds += pc.seconds, local += pc.local_bytes, sent += pc.sent_bytes, floor += pc.floor;
         }
         std::printf("    %-52s %9.3f ms %10.2fM local %9.2fM sent  floor %8.3f ms  x%.2f\n", "total (sum of pieces)",

@@ -524,6 +524,58 @@ BOOST_AUTO_TEST_CASE(bit_identical_to_the_serial_host) {
   check_bits<std::complex<double>>();
 }
 
+// ---- timed runs: what each exchange sends ---------------------------------------------------------
+
+// time_steps() runs the plan once (the same result as a plain run) and returns its pieces in
+// order, covering every printed step once; each exchange sends, on the rank that sends most,
+// exactly the messages and bytes the plan predicted from the layouts (its own part never goes
+// through MPI), and each rank sends every value of its block but its own part, once. Every 3D grid with
+// uneven splits and both transports, and the 1D gather.
+template <std::size_t D>
+void check_timed(const std::array<std::size_t, D>& shape, const std::array<int, D>& grid,
+                 const kronex::compile_options& options) {
+  using T = double;
+  std::vector<kronex::banded<T>> f;
+  for (std::size_t n : shape) f.push_back(band<T>(n, 1, 2, boundary::clamped));
+  const xt::xtensor<T, D> b = random_tensor<T, D>(shape);
+  const auto bd = distribute(b, grid);
+  auto solver = [&] {
+    if constexpr (D == 1) return kronex::compile(kronex::kron(f[0]).inverse(), bd, options);
+    else return kronex::compile(kronex::kron(f[0], f[1], f[2]).inverse(), bd, options);
+  }();
+  auto x = kronex::distributed_tensor<T, D>::like(bd);
+  const auto pieces = solver.time_steps(bd, x);
+  BOOST_TEST(block_error(x, kronex_test::gather(solver(bd))) == 0.0);
+  const auto& steps = solver.plan().steps;
+  std::size_t next = 0, before = bd.local().size();  // this rank's block before each exchange
+  for (const auto& p : pieces) {
+    BOOST_TEST(p.first == next);
+    next = p.first + p.count;
+    BOOST_TEST(p.seconds >= 0.0);
+    const auto* e = p.count == 1 ? std::get_if<kronex::exchange_step>(&steps[p.first]) : nullptr;
+    if (!e) {
+      BOOST_TEST(p.sent_bytes == 0.0);
+      continue;
+    }
+    BOOST_TEST(kronex_test::max_over_ranks(p.sent_bytes) == e->message_bytes, solver);
+    BOOST_TEST(kronex_test::max_over_ranks(double(p.messages)) == double(e->messages), solver);
+    // Every value of this rank's block before the exchange is sent once or kept.
+    if (e->how == kronex::exchange_step::method::pairwise)
+      BOOST_TEST(p.sent_bytes + e->own_bytes == double(before * sizeof(T)));
+    before = kronex::detail::product(kronex::step_info(steps[p.first]).view);
+  }
+  BOOST_TEST(next == steps.size());
+}
+
+BOOST_AUTO_TEST_CASE(timed_runs_send_what_the_plan_predicts) {
+  kronex::compile_options packed;
+  packed.exchanges = kronex::exchange_transport::packed;
+  for (const auto& grid : grids_for<3>(world_size()))
+    for (const kronex::compile_options& options : {kronex::compile_options{}, packed})
+      BOOST_TEST_CONTEXT(grid_text(grid)) { check_timed<3>({9, 8, 7}, grid, options); }
+  check_timed<1>({11}, {world_size()}, {});
+}
+
 // ---- four dimensions, skipped modes ----------------------------------------------------------------
 
 // Only modes 0 and 1 need locality (a diagonal and an identity follow): the exchange bound in 4D.

@@ -28,10 +28,13 @@ namespace kronex {
 
 // One timed piece of a distributed run (distributed_operator::time_steps): the printed steps
 // plan().steps[first, first + count) that ran together (an exchange, or a phase's local work)
-// and the seconds they took on this rank.
+// and the seconds they took on this rank; for an exchange, the messages and bytes this rank
+// handed to MPI (its own part is never among them).
 struct timed_steps {
   std::size_t first = 0, count = 0;
   double seconds = 0;
+  std::size_t messages = 0;
+  double sent_bytes = 0;
 };
 
 } // namespace kronex
@@ -183,11 +186,11 @@ private:
     std::size_t next_buffer = 0;
     deferred_failure failure;
     double t0 = times ? MPI_Wtime() : 0;
-    auto timed = [&](std::size_t first, std::size_t count) {
+    auto timed = [&](std::size_t first, std::size_t count, bool exchanged = false) {
       if (!times) return;
       failure.run([&] { m_ranks.synchronize(); });
       const double t = MPI_Wtime();
-      times->push_back({first, count, t - t0});
+      times->push_back({first, count, t - t0, exchanged ? m_sent_messages : 0, exchanged ? m_sent_bytes : 0.0});
       t0 = t;
     };
     for (std::size_t i = 0; i <= last; ++i) {
@@ -203,12 +206,14 @@ private:
         timed(m_local_steps[i].first, m_local_steps[i].count);
       } else {
         const box& from = m_work[i - 1].block;
+        m_sent_messages = 0;
+        m_sent_bytes = 0;
         if (w.comm == MPI_COMM_NULL) {
           m_ranks.copy(intersect(from, w.block), from, cur, w.block, dst);
         } else {
           exchange(w, from, cur, dst);
         }
-        timed(m_exchange_step_index[i], 1);
+        timed(m_exchange_step_index[i], 1, true);
         if (w.local) {
           failure.run([&] { w.local->run(dst, dst); });
           timed(m_local_steps[i].first, m_local_steps[i].count);
@@ -568,6 +573,8 @@ private:
     for (std::size_t p = 0; p < npeers; ++p) {
       const peer& q = w.peers[p];
       if (q.send.size() == 0) continue;
+      ++m_sent_messages;
+      m_sent_bytes += double(q.send.size() * sizeof(T));
       if (m_packed)
         check_mpi(MPI_Isend(mpi_send + q.send_at, int(q.send.size() * sizeof(T)), MPI_BYTE, q.rank, 0, w.comm,
                             &w.requests[npeers + p]),
@@ -600,6 +607,8 @@ private:
       mpi_send = m_send_host.data();
       mpi_recv = m_recv_host.data();
     }
+    m_sent_messages = send_bytes > 0 ? w.gathered.size() - 1 : 0;  // the block goes to every other rank of the group
+    m_sent_bytes = double(m_sent_messages * send_bytes);
     check_mpi(MPI_Allgatherv(mpi_send, int(send_bytes), MPI_BYTE, mpi_recv, w.recv_counts.data(), w.recv_displs.data(),
                              MPI_BYTE, w.comm),
               "MPI_Allgatherv");
@@ -621,6 +630,8 @@ private:
   typename Ranks::buffer m_send, m_recv;   // packed messages
   std::vector<T> m_send_host, m_recv_host;  // staged exchanges only
   bool m_packed = false;        // exchanges pack and unpack (exchange_transport)
+  std::size_t m_sent_messages = 0;  // the last exchange's messages and bytes from this rank
+  double m_sent_bytes = 0;
   std::vector<step_range> m_local_steps;  // per phase: its local steps in m_desc.steps
   std::vector<exchange_step> m_exchange_steps;     // per phase: the exchange into it (planned)
   std::vector<std::size_t> m_exchange_step_index;  // per phase: its exchange's index in m_desc.steps
