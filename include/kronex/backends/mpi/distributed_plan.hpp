@@ -562,13 +562,13 @@ private:
         check_mpi(MPI_Irecv(dst, 1, q.recv_type.get(), q.rank, 0, w.comm, &w.requests[p]), "MPI_Irecv");
     }
     if (m_packed) {
+      for (const peer& q : w.peers) m_ranks.copy(q.send, from, src, q.send, send + q.send_at);
+    }
+    m_ranks.synchronize();  // MPI reads what the device wrote (the packed parts, or the block)
+    if (m_packed && m_ranks.staged) {
       std::size_t sent = 0;
-      for (const peer& q : w.peers) {
-        m_ranks.copy(q.send, from, src, q.send, send + q.send_at);
-        sent += q.send.size();
-      }
-      m_ranks.synchronize();  // MPI reads what the device wrote
-      if (m_ranks.staged && sent > 0) m_ranks.download(m_send_host.data(), send, sent * sizeof(T));
+      for (const peer& q : w.peers) sent += q.send.size();
+      if (sent > 0) m_ranks.download(m_send_host.data(), send, sent * sizeof(T));
     }
     for (std::size_t p = 0; p < npeers; ++p) {
       const peer& q = w.peers[p];
