@@ -2,8 +2,9 @@
 // each rank's block a device_tensor, against the serial host result (1e-12 relative in double).
 // Exchanges from device memory (what a CUDA-aware MPI does; a CPU device's memory is host memory)
 // make 0 transfers per solve, checked under no_transfer_guard; staged exchanges make exactly 2
-// counted transfers each, as their plan steps say. Operator sums too (fast diagonalisation and
-// its pseudo-inverse).
+// counted transfers each, as their plan steps say. Exchanges pack on the device unless asked
+// for subarray types, which work where MPI reads device memory and are refused on staged ranks.
+// Operator sums too (fast diagonalisation and its pseudo-inverse).
 #define BOOST_TEST_MODULE test_distributed_device
 #include <boost/test/unit_test.hpp>
 
