@@ -67,6 +67,7 @@ struct options {
   std::vector<grid3> grids;  // empty: default_grids(size)
   bool plan = false;
   kronex::exchange_transport transport = kronex::exchange_transport::automatic;
+  std::size_t chunks = 0;  // compile_options::exchange_chunks
 };
 
 int world_rank() {
@@ -117,6 +118,8 @@ options parse(int argc, char** argv, int size) {
       else if (value == "packed") o.transport = kronex::exchange_transport::packed;
       else if (value == "automatic") o.transport = kronex::exchange_transport::automatic;
       else usage(argv[0], "--transport takes subarray, packed or automatic, not '" + value + "'");
+    } else if (arg == "--chunks") {
+      o.chunks = std::size_t(parse_int(argv[0], arg, value, 0, 4096));
     } else if (arg == "--grid") {
       std::vector<int> g;
       std::stringstream ss(value);
@@ -227,6 +230,7 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
   kronex::compile_options one_thread;  // one thread per rank, as printed (the default follows OMP_NUM_THREADS)
   one_thread.threads = 1;
   one_thread.exchanges = o.transport;
+  one_thread.exchange_chunks = o.chunks;
   auto solver = kronex::compile(K.inverse(), b, one_thread);
 
   result r;

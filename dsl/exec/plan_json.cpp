@@ -32,6 +32,7 @@ nlohmann::json to_json(const plan_description& p) {
       s["messages"] = e->messages;
       s["message_bytes"] = e->message_bytes;
       s["own_bytes"] = e->own_bytes;
+      s["chunks"] = e->chunks;
     }
     steps.push_back(std::move(s));
   }

@@ -552,17 +552,19 @@ void check_timed(const std::array<std::size_t, D>& shape, const std::array<int, 
     BOOST_TEST(p.first == next);
     next = p.first + p.count;
     BOOST_TEST(p.seconds >= 0.0);
-    const auto* e = p.count == 1 ? std::get_if<kronex::exchange_step>(&steps[p.first]) : nullptr;
+    // An exchange is its piece's last step: alone, or after the local steps pipelined with it.
+    const auto* e = p.count > 0 ? std::get_if<kronex::exchange_step>(&steps[p.first + p.count - 1]) : nullptr;
     if (!e) {
       BOOST_TEST(p.sent_bytes == 0.0);
       continue;
     }
+    BOOST_TEST((p.count > 1) == (e->chunks > 0), solver);
     BOOST_TEST(kronex_test::max_over_ranks(p.sent_bytes) == e->message_bytes, solver);
     BOOST_TEST(kronex_test::max_over_ranks(double(p.messages)) == double(e->messages), solver);
     // Every value of this rank's block before the exchange is sent once or kept.
     if (e->how == kronex::exchange_step::method::pairwise)
       BOOST_TEST(p.sent_bytes + e->own_bytes == double(before * sizeof(T)));
-    before = kronex::detail::product(kronex::step_info(steps[p.first]).view);
+    before = kronex::detail::product(kronex::step_info(steps[p.first + p.count - 1]).view);
   }
   BOOST_TEST(next == steps.size());
 }

@@ -55,6 +55,9 @@ struct device_ranks {
   // Exchanges pack on the device by default: MPI datatypes over device memory would make a
   // CUDA-aware MPI copy each contiguous run on its own.
   static constexpr bool packs_by_default = true;
+  // Device work is not pipelined with the exchanges (a device plan per chunk extent would
+  // upload the factors again).
+  static constexpr bool pipelines = false;
   std::shared_ptr<device::context> ctx;
 
   explicit device_ranks(exchange_memory m = exchange_memory::automatic) : memory(m) {}

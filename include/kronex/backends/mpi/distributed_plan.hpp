@@ -15,9 +15,12 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "../../core/value_traits.hpp"
+#include "../../plan/factor_store.hpp"
 #include "../../plan/operator_desc.hpp"
 #include "../../plan/plan.hpp"
 #include "../host/host_plan.hpp"
@@ -50,6 +53,7 @@ struct host_ranks {
   static constexpr bool counts_transfers = false;
   bool staged = false;  // exchanges never need staging on the host
   static constexpr bool packs_by_default = false;  // MPI reads and writes the blocks (subarray types)
+  static constexpr bool pipelines = true;          // local work chunk by chunk with the exchange after it
   void decide() {}
   void init() {}
 
@@ -64,23 +68,32 @@ struct host_ranks {
 
 template <class T, class Ranks = host_ranks<T>>
 class distributed_plan {
-  // One peer of an exchange: what this rank sends it and receives from it (global boxes), as
-  // subarray types over the blocks, or at offsets (in values) of the packed buffers.
-  struct peer {
-    int rank = 0;  // in the sub-communicator
-    box send, recv;
-    mpi_datatype send_type, recv_type;
-    std::size_t send_at = 0, recv_at = 0;
+  // One message of an exchange: the part of one chunk of the sender's block (the whole block
+  // unless the sender's local work is pipelined) that the receiver's next block holds, as a
+  // subarray type over the block, or at an offset (in values) of the packed buffers.
+  struct part {
+    int rank = 0;  // the other rank, in the sub-communicator
+    int tag = 0;   // the sender's chunk
+    box where;     // global indices
+    mpi_datatype type;
+    std::size_t at = 0;
   };
   struct phase_work {
     box block;                            // this rank's block in the phase's layout
     bool has_local = false;               // local solves or scales on this rank in this phase
     operator_desc<T> local_desc;          // ... as an operator on the block (until instantiated)
-    std::unique_ptr<typename Ranks::local_plan> local;  // ... compiled (null: nothing to do here)
-    MPI_Comm comm = MPI_COMM_NULL;        // exchange into this phase (null: local copy / none)
-    std::vector<peer> peers;              // the other ranks this rank sends to or receives from
-    box own;                              // this rank's own part: copied, never sent
-    std::vector<MPI_Request> requests;
+    // The local work, compiled: one plan on the block, or, pipelined, one per distinct extent of
+    // the chunks (empty: nothing to do here).
+    std::vector<std::unique_ptr<typename Ranks::local_plan>> plans;
+    std::vector<box> chunks;              // the block in chunks along axis 0 (pipelined), else the block
+    std::vector<std::size_t> chunk_plan;  // per chunk: its plan
+    bool pipelined = false;               // the next exchange runs chunk by chunk with this work
+    // The exchange into this phase (comm null: a local copy, or none).
+    MPI_Comm comm = MPI_COMM_NULL;
+    std::vector<std::vector<part>> sends;  // per chunk of the previous block: its parts for the other ranks
+    std::vector<box> own;                  // per chunk of the previous block: this rank's own part (copied)
+    std::vector<part> recvs;               // the parts the other ranks send this rank
+    std::vector<MPI_Request> requests;     // receives, then sends in chunk order
     std::vector<box> gathered;                  // allgatherv: each rank's block, by sub-communicator rank
     std::vector<int> recv_counts, recv_displs;  // ... and where it lands, in bytes
     bool gather = false;                  // MPI_Allgatherv of this rank's block
@@ -124,9 +137,15 @@ public:
       p.m_ranks.decide();
       p.prepare(d, comm->grid());
       std::vector<plan_description> local(p.m_work.size());
-      for (std::size_t i = 0; i < p.m_work.size(); ++i)
-        if (p.m_work[i].has_local)
-          local[i] = Ranks::local_plan::explain(p.m_work[i].local_desc, p.m_work[i].block.extent);
+      for (std::size_t i = 0; i < p.m_work.size(); ++i) {
+        const phase_work& w = p.m_work[i];
+        if (!w.has_local) continue;
+        local[i] = Ranks::local_plan::explain(w.local_desc, w.block.extent);
+        if (!w.pipelined) continue;
+        local[i].workspace_bytes = 0;
+        for (const shape_t& e : chunk_extents(w).first)
+          local[i].workspace_bytes += Ranks::local_plan::explain(chunk_desc(w, e), e).workspace_bytes;
+      }
       p.compose(local);
     });
     return p.m_desc;
@@ -184,6 +203,7 @@ private:
     const std::size_t last = m_work.size() - 1;
     const T* cur = b;
     std::size_t next_buffer = 0;
+    bool arrived = false;  // the exchange into this phase ran already, pipelined with the phase before
     deferred_failure failure;
     double t0 = times ? MPI_Wtime() : 0;
     auto timed = [&](std::size_t first, std::size_t count, bool exchanged = false) {
@@ -196,15 +216,7 @@ private:
     for (std::size_t i = 0; i <= last; ++i) {
       phase_work& w = m_work[i];
       T* dst = i == last ? x : m_ranks.data(m_buffers[next_buffer]);
-      if (i == 0) {
-        // With no local work, the first exchange reads b itself, unless it would write x = b.
-        if (!w.local && i != last && (last > 1 || static_cast<const T*>(x) != b)) continue;
-        failure.run([&] {
-          if (w.local) w.local->run(cur, dst);
-          else if (cur != dst) m_ranks.copy(w.block, w.block, cur, w.block, dst);
-        });
-        timed(m_local_steps[i].first, m_local_steps[i].count);
-      } else {
+      if (i > 0 && !arrived) {
         const box& from = m_work[i - 1].block;
         m_sent_messages = 0;
         m_sent_bytes = 0;
@@ -214,10 +226,22 @@ private:
           exchange(w, from, cur, dst);
         }
         timed(m_exchange_step_index[i], 1, true);
-        if (w.local) {
-          failure.run([&] { w.local->run(dst, dst); });
-          timed(m_local_steps[i].first, m_local_steps[i].count);
-        }
+      }
+      if (i > 0) cur = dst;  // the local work runs in place
+      arrived = false;
+      if (w.pipelined) {
+        T* next = i + 1 == last ? x : m_ranks.data(m_buffers[1 - next_buffer]);
+        run_pipelined(w, m_work[i + 1], cur, dst, next, failure);
+        timed(m_local_steps[i].first, m_local_steps[i].count + 1, true);
+        arrived = true;
+      } else if (i == 0 && w.plans.empty() && i != last && (last > 1 || static_cast<const T*>(x) != b)) {
+        continue;  // no local work: the first exchange reads b itself, unless it would write x = b
+      } else if (!w.plans.empty() || (i == 0 && cur != dst)) {
+        failure.run([&] {
+          if (!w.plans.empty()) w.plans.front()->run(cur, dst);
+          else m_ranks.copy(w.block, w.block, cur, w.block, dst);
+        });
+        timed(m_local_steps[i].first, m_local_steps[i].count);
       }
       if (i != last) {
         cur = dst;
@@ -226,6 +250,33 @@ private:
     }
     failure.run([&] { m_ranks.synchronize(); });
     failure.agree(m_comm->get());
+  }
+
+  // A phase's local work (src -> dst, on this rank's block) chunk by chunk, each chunk's parts
+  // sent as soon as it is solved (the own part copied into `next`), MPI progressed between
+  // chunks. The receives are posted first, unless they would land in src before it is read
+  // (x = b with this exchange the last): then the work runs first and the same messages follow.
+  void run_pipelined(phase_work& w, phase_work& into, const T* src, T* dst, T* next, deferred_failure& failure) {
+    m_sent_messages = 0;
+    m_sent_bytes = 0;
+    const bool early = static_cast<const T*>(next) != src;
+    if (early) post_receives(into, next);
+    const std::size_t row = w.block.size() / std::max<std::size_t>(w.block.extent[0], 1);  // values per index of axis 0
+    for (std::size_t c = 0; c < w.chunks.size(); ++c) {
+      const std::size_t at = (w.chunks[c].offset[0] - w.block.offset[0]) * row;
+      if (!w.plans.empty()) failure.run([&] { w.plans[w.chunk_plan[c]]->run(src + at, dst + at); });
+      if (!early) continue;
+      failure.run([&] { m_ranks.synchronize(); });  // MPI reads what the device wrote
+      send_chunk(into, c, w.block, dst, next);
+      int done = 0;
+      check_mpi(MPI_Testall(int(into.requests.size()), into.requests.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+    }
+    if (!early) {
+      failure.run([&] { m_ranks.synchronize(); });
+      post_receives(into, next);
+      for (std::size_t c = 0; c < w.chunks.size(); ++c) send_chunk(into, c, w.block, dst, next);
+    }
+    finish_exchange(into, next);
   }
 
   distributed_plan(Ranks ranks, const std::shared_ptr<cart_comm>& comm, const shape_t& global, const exchange_options& layouts)
@@ -272,11 +323,15 @@ private:
     m_exchange_step_index.assign(m_phases.size(), 0);
 
     m_exchange_steps.assign(m_phases.size(), exchange_step{});
+    m_chunks.assign(m_phases.size(), 1);
+    for (std::size_t i = 0; i < m_phases.size(); ++i) m_chunks[i] = pipeline_chunks(d, i);
     m_buffer_values = 0;
     for (std::size_t i = 0; i < m_phases.size(); ++i) {
       const exchange_phase& ph = m_phases[i];
       phase_work w;
       w.block = ph.layout.block(grid, m_comm->coords());
+      w.pipelined = m_chunks[i] > 1;
+      w.chunks = chunks_of(w.block, m_chunks[i]);
       m_buffer_values = std::max(m_buffer_values, w.block.size());
       if (i > 0) m_exchange_steps[i] = plan_exchange(i, grid);
       plan_local(d, ph, w);
@@ -288,15 +343,31 @@ private:
   }
 
   // Instantiation of the local work: each phase's local plan is compiled on this rank's block
-  // (factored, allocated, uploaded), and the description takes their exact numbers.
+  // (factored, allocated, uploaded), and the description takes their exact numbers. A pipelined
+  // phase runs one plan per distinct chunk extent instead, sharing the factors through a store;
+  // it prints the plan of its whole block (its steps run on each chunk).
   void instantiate_local() {
+    using local_plan = typename Ranks::local_plan;
     std::vector<plan_description> local(m_work.size());
     for (std::size_t i = 0; i < m_work.size(); ++i) {
       phase_work& w = m_work[i];
       if (!w.has_local) continue;
-      w.local = std::make_unique<typename Ranks::local_plan>(w.local_desc, w.block.extent);
-      w.local_desc = operator_desc<T>{};  // the plan keeps no view of the factors
-      local[i] = w.local->description();
+      if (!w.pipelined) {
+        w.plans.push_back(std::make_unique<local_plan>(w.local_desc, w.block.extent));
+        w.chunk_plan.assign(1, 0);
+        local[i] = w.plans.front()->description();
+      } else {
+        if (!w.local_desc.options.store) w.local_desc.options.store = std::make_shared<factor_store>();
+        local[i] = local_plan(w.local_desc, w.block.extent).description();
+        local[i].workspace_bytes = 0;
+        std::vector<shape_t> extents;
+        std::tie(extents, w.chunk_plan) = chunk_extents(w);
+        for (const shape_t& e : extents) {
+          w.plans.push_back(std::make_unique<local_plan>(chunk_desc(w, e), e));
+          local[i].workspace_bytes += w.plans.back()->description().workspace_bytes;
+        }
+      }
+      w.local_desc = operator_desc<T>{};  // the plans keep no view of the factors
     }
     compose(local);
     for (auto& b : m_buffers) m_ranks.allocate(b, m_buffer_values);
@@ -347,6 +418,61 @@ private:
   static std::string format_grid(const std::vector<int>& grid) {
     shape_t g(grid.begin(), grid.end());
     return format_shape(g);
+  }
+
+  // The chunks phase i's local work runs in, pipelined with the exchange after it (1: none).
+  // Pipelined: the exchange is pairwise and MPI reads the blocks (subarray), and the work leaves
+  // axis 0 alone (no solve or scale there), so that chunks along axis 0 are contiguous, their
+  // work independent and its result the same bits as the whole block's.
+  std::size_t pipeline_chunks(const operator_desc<T>& d, std::size_t i) const {
+    const std::size_t option = d.options.exchange_chunks;
+    if (!Ranks::pipelines || m_packed || option == 1 || i + 1 >= m_phases.size()) return 1;
+    const exchange_phase& ph = m_phases[i];
+    const exchange_phase& next = m_phases[i + 1];
+    if (next.group_dims.empty() || next.gather) return 1;
+    bool work = !ph.modes.empty();
+    for (std::size_t k = 0; k < d.factors.size(); ++k)
+      if (ph.scales && d.factors[k].kind == factor_kind::diagonal) {
+        if (k == 0) return 1;
+        work = true;
+      }
+    if (!work || std::find(ph.modes.begin(), ph.modes.end(), std::size_t(0)) != ph.modes.end()) return 1;
+    return std::min<std::size_t>(option == 0 ? distributed_pipeline_default_chunks : option, max_chunks);
+  }
+  static constexpr std::size_t max_chunks = 4096;  // chunk indices are message tags
+
+  // The distinct extents of a pipelined phase's chunks, and per chunk the index of its extent.
+  static std::pair<std::vector<shape_t>, std::vector<std::size_t>> chunk_extents(const phase_work& w) {
+    std::pair<std::vector<shape_t>, std::vector<std::size_t>> r;
+    for (const box& c : w.chunks) {
+      const auto e = std::find(r.first.begin(), r.first.end(), c.extent);
+      r.second.push_back(std::size_t(e - r.first.begin()));
+      if (e == r.first.end()) r.first.push_back(c.extent);
+    }
+    return r;
+  }
+
+  // A pipelined phase's local operator on a chunk of this extent.
+  static operator_desc<T> chunk_desc(const phase_work& w, const shape_t& extent) {
+    operator_desc<T> chunk = w.local_desc;
+    chunk.factors[0].n = extent[0];  // an identity (pipeline_chunks)
+    return chunk;
+  }
+
+  // A block in `count` chunks along axis 0 (fewer when the axis is shorter), their extents
+  // differing by at most one; the block alone for one.
+  static std::vector<box> chunks_of(const box& b, std::size_t count) {
+    const std::size_t n = std::min(count, b.extent.empty() ? 0 : b.extent[0]);
+    if (n <= 1) return {b};
+    std::vector<box> chunks;
+    for (std::size_t k = 0; k < n; ++k) {
+      const index_range r = block_range(b.extent[0], n, k);
+      box c = b;
+      c.offset[0] += r.begin;
+      c.extent[0] = r.size();
+      chunks.push_back(std::move(c));
+    }
+    return chunks;
   }
 
   // The local operator for the modes solved in phase i, on this rank's block: the phase's
@@ -404,13 +530,18 @@ private:
     while (true) {
       std::size_t messages = 0, bytes = 0;
       const box mine = from.block(grid, coords);
+      const std::vector<box> chunks = chunks_of(mine, m_chunks[i - 1]);
+      if (m_chunks[i - 1] > 1) st.chunks = std::max(st.chunks, chunks.size());
       std::size_t total = 0;
       for_each_peer(ph.group_dims, grid, coords, [&](const std::vector<int>& q) {
-        const std::size_t n = intersect(mine, ph.layout.block(grid, q)).size() * sizeof(T);
-        total += n;
-        if (q != coords && n > 0) {
-          ++messages;
-          bytes += n;
+        const box theirs = ph.layout.block(grid, q);
+        for (const box& c : chunks) {
+          const std::size_t n = intersect(c, theirs).size() * sizeof(T);
+          total += n;
+          if (q != coords && n > 0) {
+            ++messages;
+            bytes += n;
+          }
         }
       });
       if (total > std::size_t(INT_MAX) || mine.size() * sizeof(T) > std::size_t(INT_MAX))
@@ -468,8 +599,8 @@ private:
     return false;
   }
 
-  // Collective: the sub-communicators and this rank's peers, their boxes, and the subarray types
-  // or packed buffers.
+  // Collective: the sub-communicators, and this rank's messages of each exchange (per chunk of
+  // the sender's block) with their subarray types or places in the packed buffers.
   void connect(const std::vector<int>& grid) {
     std::size_t send_size = 0, recv_size = 0;
     for (std::size_t i = 1; i < m_phases.size(); ++i) {
@@ -477,41 +608,45 @@ private:
       if (ph.group_dims.empty()) continue;
       phase_work& w = m_work[i];
       const box& from_mine = m_work[i - 1].block;
+      const std::vector<box>& my_chunks = m_work[i - 1].chunks;
       const block_layout& from = m_phases[i - 1].layout;
       w.comm = m_comm->sub(ph.group_dims);
       w.gather = ph.gather;
-      std::size_t send_total = 0, recv_total = 0;
+      w.sends.clear();
+      w.sends.resize(my_chunks.size());
+      w.own.assign(my_chunks.size(), box{});
+      std::size_t send_total = 0, recv_total = 0, messages = 0;
       for_each_peer(ph.group_dims, grid, m_comm->coords(), [&](const std::vector<int>& q) {
         std::vector<int> sub_coords;
         for (int g : ph.group_dims) sub_coords.push_back(q[std::size_t(g)]);
         int r = 0;
         check_mpi(MPI_Cart_rank(w.comm, sub_coords.data(), &r), "MPI_Cart_rank");
-        const box recv = intersect(from.block(grid, q), w.block);
         if (ph.gather) {  // every rank's block, placed by its rank in the sub-communicator
           if (w.gathered.size() <= std::size_t(r)) w.gathered.resize(std::size_t(r) + 1);
-          w.gathered[std::size_t(r)] = recv;
+          w.gathered[std::size_t(r)] = intersect(from.block(grid, q), w.block);
           return;
         }
-        const box send = intersect(from_mine, ph.layout.block(grid, q));
+        const box theirs = ph.layout.block(grid, q);
         if (q == m_comm->coords()) {
-          w.own = send;
+          for (std::size_t c = 0; c < my_chunks.size(); ++c) w.own[c] = intersect(my_chunks[c], w.block);
           return;
         }
-        if (send.size() == 0 && recv.size() == 0) return;
-        peer p;
-        p.rank = r;
-        p.send = send;
-        p.recv = recv;
-        p.send_at = send_total;
-        p.recv_at = recv_total;
-        if (!m_packed) {
-          if (send.size() > 0) p.send_type = subarray_type<T>(send, from_mine);
-          if (recv.size() > 0) p.recv_type = subarray_type<T>(recv, w.block);
-        } else {
-          send_total += send.size();
-          recv_total += recv.size();
+        for (std::size_t c = 0; c < my_chunks.size(); ++c) {
+          part s{r, int(c), intersect(my_chunks[c], theirs), {}, send_total};
+          if (s.where.size() == 0) continue;
+          if (m_packed) send_total += s.where.size();
+          else s.type = subarray_type<T>(s.where, from_mine);
+          w.sends[c].push_back(std::move(s));
+          ++messages;
         }
-        w.peers.push_back(std::move(p));
+        const std::vector<box> their_chunks = chunks_of(from.block(grid, q), m_chunks[i - 1]);
+        for (std::size_t c = 0; c < their_chunks.size(); ++c) {
+          part g{r, int(c), intersect(their_chunks[c], w.block), {}, recv_total};
+          if (g.where.size() == 0) continue;
+          if (m_packed) recv_total += g.where.size();
+          else g.type = subarray_type<T>(g.where, w.block);
+          w.recvs.push_back(std::move(g));
+        }
       });
       if (ph.gather) {  // allgatherv: the block, copied once; every block received, in rank order
         send_total = from_mine.size();
@@ -521,7 +656,7 @@ private:
           recv_total += r.size();
         }
       }
-      w.requests.assign(2 * w.peers.size(), MPI_REQUEST_NULL);
+      w.requests.assign(w.recvs.size() + messages, MPI_REQUEST_NULL);
       if (m_ranks.staged) {  // this rank's packed sends down, its receives up (the numbers differ by rank)
         exchange_step& st = std::get<exchange_step>(m_desc.steps[m_exchange_step_index[i]]);
         st.transfers = (send_total > 0 ? 1 : 0) + (recv_total > 0 ? 1 : 0);
@@ -546,50 +681,63 @@ private:
       gather(w, from, src, dst);
       return;
     }
-    T* send = m_ranks.data(m_send);
-    T* recv = m_ranks.data(m_recv);
-    T* mpi_send = m_ranks.staged ? m_send_host.data() : send;
-    T* mpi_recv = m_ranks.staged ? m_recv_host.data() : recv;
-    const std::size_t npeers = w.peers.size();
-    for (std::size_t p = 0; p < npeers; ++p) {
-      const peer& q = w.peers[p];
-      if (q.recv.size() == 0) continue;
+    post_receives(w, dst);
+    m_ranks.synchronize();  // MPI reads what the device wrote
+    for (std::size_t c = 0; c < w.sends.size(); ++c) send_chunk(w, c, from, src, dst);
+    finish_exchange(w, dst);
+  }
+
+  void post_receives(phase_work& w, T* dst) {
+    T* recv = m_ranks.staged ? m_recv_host.data() : m_ranks.data(m_recv);
+    for (std::size_t p = 0; p < w.recvs.size(); ++p) {
+      const part& g = w.recvs[p];
       if (m_packed)
-        check_mpi(MPI_Irecv(mpi_recv + q.recv_at, int(q.recv.size() * sizeof(T)), MPI_BYTE, q.rank, 0, w.comm,
-                            &w.requests[p]),
+        check_mpi(MPI_Irecv(recv + g.at, int(g.where.size() * sizeof(T)), MPI_BYTE, g.rank, g.tag, w.comm, &w.requests[p]),
                   "MPI_Irecv");
       else
-        check_mpi(MPI_Irecv(dst, 1, q.recv_type.get(), q.rank, 0, w.comm, &w.requests[p]), "MPI_Irecv");
+        check_mpi(MPI_Irecv(dst, 1, g.type.get(), g.rank, g.tag, w.comm, &w.requests[p]), "MPI_Irecv");
     }
-    if (m_packed) {
-      for (const peer& q : w.peers) m_ranks.copy(q.send, from, src, q.send, send + q.send_at);
+  }
+
+  // Chunk c of the previous phase's block (at src, box `from`), solved: its parts sent (packed
+  // first when packing), then its own part copied into dst while they travel.
+  void send_chunk(phase_work& w, std::size_t c, const box& from, const T* src, T* dst) {
+    const std::vector<part>& parts = w.sends[c];
+    T* send = m_ranks.data(m_send);
+    if (m_packed && !parts.empty()) {
+      for (const part& s : parts) m_ranks.copy(s.where, from, src, s.where, send + s.at);
+      m_ranks.synchronize();  // MPI reads what the device packed
+      if (m_ranks.staged) {
+        const part& end = parts.back();
+        const std::size_t first = parts.front().at, values = end.at + end.where.size() - first;
+        m_ranks.download(m_send_host.data() + first, send + first, values * sizeof(T));
+      }
     }
-    m_ranks.synchronize();  // MPI reads what the device wrote (the packed parts, or the block)
-    if (m_packed && m_ranks.staged) {
-      std::size_t sent = 0;
-      for (const peer& q : w.peers) sent += q.send.size();
-      if (sent > 0) m_ranks.download(m_send_host.data(), send, sent * sizeof(T));
-    }
-    for (std::size_t p = 0; p < npeers; ++p) {
-      const peer& q = w.peers[p];
-      if (q.send.size() == 0) continue;
+    const T* mpi_send = m_ranks.staged ? m_send_host.data() : send;
+    std::size_t r = w.recvs.size();
+    for (std::size_t k = 0; k < c; ++k) r += w.sends[k].size();
+    for (const part& s : parts) {
       ++m_sent_messages;
-      m_sent_bytes += double(q.send.size() * sizeof(T));
+      m_sent_bytes += double(s.where.size() * sizeof(T));
       if (m_packed)
-        check_mpi(MPI_Isend(mpi_send + q.send_at, int(q.send.size() * sizeof(T)), MPI_BYTE, q.rank, 0, w.comm,
-                            &w.requests[npeers + p]),
+        check_mpi(MPI_Isend(mpi_send + s.at, int(s.where.size() * sizeof(T)), MPI_BYTE, s.rank, s.tag, w.comm,
+                            &w.requests[r++]),
                   "MPI_Isend");
       else
-        check_mpi(MPI_Isend(src, 1, q.send_type.get(), q.rank, 0, w.comm, &w.requests[npeers + p]), "MPI_Isend");
+        check_mpi(MPI_Isend(src, 1, s.type.get(), s.rank, s.tag, w.comm, &w.requests[r++]), "MPI_Isend");
     }
-    m_ranks.copy(w.own, from, src, w.block, dst);
+    m_ranks.copy(w.own[c], from, src, w.block, dst);
+  }
+
+  // Every message of the exchange done; the packed receives unpacked.
+  void finish_exchange(phase_work& w, T* dst) {
     check_mpi(MPI_Waitall(int(w.requests.size()), w.requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-    if (m_packed) {
-      std::size_t received = 0;
-      for (const peer& q : w.peers) received += q.recv.size();
-      if (m_ranks.staged && received > 0) m_ranks.upload(recv, m_recv_host.data(), received * sizeof(T));
-      for (const peer& q : w.peers) m_ranks.copy(q.recv, q.recv, recv + q.recv_at, w.block, dst);
-    }
+    if (!m_packed) return;
+    std::size_t received = 0;
+    for (const part& g : w.recvs) received += g.where.size();
+    T* recv = m_ranks.data(m_recv);
+    if (m_ranks.staged && received > 0) m_ranks.upload(recv, m_recv_host.data(), received * sizeof(T));
+    for (const part& g : w.recvs) m_ranks.copy(g.where, g.where, recv + g.at, w.block, dst);
   }
 
   // The gather fallback: every rank's block of the split mode, gathered whole (MPI_Allgatherv).
@@ -635,6 +783,7 @@ private:
   std::vector<step_range> m_local_steps;  // per phase: its local steps in m_desc.steps
   std::vector<exchange_step> m_exchange_steps;     // per phase: the exchange into it (planned)
   std::vector<std::size_t> m_exchange_step_index;  // per phase: its exchange's index in m_desc.steps
+  std::vector<std::size_t> m_chunks;               // per phase: its chunks (pipeline_chunks)
   std::vector<factor_setup> m_setup;           // the setup lines before the local plans fill them
   std::vector<bool> m_diagonal;                    // per mode: a diagonal factor
   std::size_t m_buffer_values = 0;                 // each ping-pong buffer, in values
