@@ -27,8 +27,10 @@
 //              same bytes per rank, measured in this run on MPI_COMM_WORLD
 //   measured   for an exchange, the messages and bytes the busiest rank handed to MPI in the
 //              run (time_steps), next to the plan's messages= and bytes/rank
-// and a total whose floor is the sum of the pieces' floors. --transport subarray|packed picks
-// how exchanges reach MPI (compile_options::exchanges; default automatic).
+// and a total whose floor is the sum of the pieces' floors. A phase's local work pipelined with
+// the exchange after it is one piece ("local + exchange, K chunks"). --transport subarray|packed
+// picks how exchanges reach MPI (compile_options::exchanges; default automatic), --chunks K the
+// pipelining (compile_options::exchange_chunks: 1 none; default 0, automatic).
 //
 // Exit status: 0 ok; 1 a wrong result (residual above 1e-10) or an exchange that sent other than
 // its plan predicted; 2 bad command line.
@@ -80,7 +82,7 @@ int world_rank() {
   if (world_rank() == 0) {
     std::fprintf(error.empty() ? stdout : stderr,
                  "%s%s"
-                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport subarray|packed]\n"
+                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport subarray|packed] [--chunks K]\n"
                  "  defaults: N = 128, R = 15; grids from P: 1 -> (1,1,1), 2 -> (2,1,1), 4 -> (2,2,1) and "
                  "(4,1,1),\n"
                  "  in general the squarest (a,b,1) with a*b = P, plus (P,1,1) when that differs\n"
@@ -274,7 +276,10 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
     for (std::size_t s = ts.first; s < ts.first + ts.count; ++s) {
       local_bytes += kronex::step_info(steps[s]).bytes;
       if (const auto* e = std::get_if<kronex::exchange_step>(&steps[s])) {
-        pc.what = "step " + std::to_string(s) + " exchange " + kronex::step_method(steps[s]);
+        pc.what = ts.count == 1 ? "step " + std::to_string(s) + " exchange " + kronex::step_method(steps[s])
+                                : "steps " + std::to_string(ts.first) + "-" + std::to_string(s) + " local (phase " +
+                                      std::to_string(kronex::step_info(steps[ts.first]).phase) + ") + exchange, " +
+                                      std::to_string(e->chunks) + " chunks";
         pc.sent_bytes = e->message_bytes;
         pc.planned_messages = double(e->messages);
         pc.exchange = true;

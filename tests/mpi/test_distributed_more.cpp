@@ -405,13 +405,17 @@ BOOST_AUTO_TEST_CASE(exchange_methods) {
   packed.exchanges = kronex::exchange_transport::packed;
   kronex::compile_options subarray;
   subarray.exchanges = kronex::exchange_transport::subarray;
+  kronex::compile_options unpipelined, two_chunks;
+  unpipelined.exchange_chunks = 1;
+  two_chunks.exchange_chunks = 2;
   struct transport_case {
     kronex::compile_options options;
     const char* method;
   };
   for (const shape_case& sc : {shape_case{2 * p, 2 * p}, shape_case{2 * p + 1, 2 * p}, shape_case{2 * p, 2 * p + 1}}) {
     for (const transport_case& tc : {transport_case{{}, "pairwise subarray"}, transport_case{subarray, "pairwise subarray"},
-                                     transport_case{packed, "pairwise packed"}}) {
+                                     transport_case{packed, "pairwise packed"}, transport_case{unpipelined, "pairwise subarray"},
+                                     transport_case{two_chunks, "pairwise subarray"}}) {
       BOOST_TEST_CONTEXT("shape (" << sc.rows << "," << sc.cols << "), " << tc.method) {
         const auto A = band<T>(sc.rows, 1, 1, boundary::clamped);
         const auto B = band<T>(sc.cols, 1, 1, boundary::clamped);
@@ -432,8 +436,24 @@ BOOST_AUTO_TEST_CASE(exchange_methods) {
         auto solver = kronex::compile(K.inverse(), bd, tc.options);
         const std::size_t own = kronex::detail::block_range(sc.rows, p, r).size() *
                                 kronex::detail::block_range(sc.cols, p, r).size() * sizeof(T);
-        for (const auto& st : solver.plan().steps)
-          if (const auto* e = std::get_if<kronex::exchange_step>(&st)) BOOST_TEST(e->own_bytes == double(own));
+        std::vector<std::size_t> chunks;
+        for (const auto& st : solver.plan().steps) {
+          if (const auto* e = std::get_if<kronex::exchange_step>(&st)) {
+            BOOST_TEST(e->own_bytes == double(own));
+            chunks.push_back(e->chunks);
+          }
+        }
+        // Pipelining: mode 1's solve leaves axis 0 alone, so it runs in chunks of rows, as many as
+        // the option allows and the most rows a rank holds (2 or 3 here), each sent once solved;
+        // mode 0's solve before the second exchange cannot be cut along axis 0. Packed exchanges
+        // are never pipelined, nor any with exchange_chunks = 1.
+        // (automatic, exchange_chunks = 0: these blocks are too small to pipeline; see below.)
+        const std::size_t allowed = tc.options.exchange_chunks == 0 ? 1 : tc.options.exchange_chunks;
+        const bool pipelines = tc.options.exchanges != kronex::exchange_transport::packed && allowed > 1;
+        const std::size_t most_rows = kronex::detail::block_range(sc.rows, p, 0).size();
+        BOOST_TEST(chunks == (std::vector<std::size_t>{pipelines ? std::min(allowed, most_rows) : 0, 0}),
+                   solver);
+        BOOST_TEST((kronex::to_string(solver.plan()).find("pipelined") != std::string::npos) == pipelines);
         // A nested lazy result explains its outer plan, for the innermost operand's grid.
         BOOST_TEST(kronex::explain(K.solve(K.apply(bd))) == kronex::explain(K.inverse(), bd));
         // (1,P): the same, over grid dim 1.
@@ -451,6 +471,28 @@ BOOST_AUTO_TEST_CASE(exchange_methods) {
     BOOST_TEST(l1[0].method == "allgatherv");
     BOOST_TEST(l1[1].method == "local_copy");
     BOOST_TEST(l1[1].comm == "self");
+  }
+}
+
+// Automatic pipelining (exchange_chunks = 0) cuts the work before an exchange into at most
+// distributed_pipeline_chunks chunks of at least distributed_pipeline_min_chunk_bytes of the
+// largest block: on a (P,1) grid a 2D solve's first exchange follows mode 1's solve on blocks of
+// rows x 128 doubles; blocks of 1, 2 and 4 times the minimum give 1 (not pipelined), 2 and 4
+// chunks, whatever P. The second exchange follows mode 0's solve: never pipelined.
+BOOST_AUTO_TEST_CASE(automatic_pipelining_by_block_size) {
+  using T = double;
+  const int P = world_size();
+  if (P == 1) return;  // nothing exchanged
+  const std::size_t cols = 128, minimum_rows = kronex::distributed_pipeline_min_chunk_bytes / (cols * sizeof(T));
+  for (const std::size_t times : {1, 2, 4}) {
+    const std::size_t rows = times * minimum_rows * std::size_t(P);
+    const auto K = kronex::kron(band<T>(rows, 1, 1, boundary::clamped), band<T>(cols, 1, 1, boundary::clamped));
+    const auto bd = kronex::distributed_tensor<T, 2>(MPI_COMM_WORLD, {rows, cols}, {P, 1});
+    const kronex::plan_description plan = kronex::explain_plan(K.inverse(), bd, {});
+    std::vector<std::size_t> chunks;
+    for (const auto& st : plan.steps)
+      if (const auto* e = std::get_if<kronex::exchange_step>(&st)) chunks.push_back(e->chunks);
+    BOOST_TEST(chunks == (std::vector<std::size_t>{times == 1 ? 0 : times, 0}), plan);
   }
 }
 
@@ -502,8 +544,11 @@ void check_bits() {
   auto adjoint_solve = [](const auto& K) { return K.adjoint().inverse(); };
   kronex::compile_options packed = subst;
   packed.exchanges = kronex::exchange_transport::packed;
+  kronex::compile_options unpipelined = subst, three_chunks = subst;  // the default pipelines in 4
+  unpipelined.exchange_chunks = 1;
+  three_chunks.exchange_chunks = 3;
   for (const auto& grid : grids_for<3>(world_size())) {
-    for (const kronex::compile_options& options : {subst, packed}) {
+    for (const kronex::compile_options& options : {subst, packed, unpipelined, three_chunks}) {
       BOOST_TEST_CONTEXT(grid_text(grid) << (options.exchanges == kronex::exchange_transport::packed ? ", packed" : "")) {
         const auto bd = distribute(b, grid);
         auto check = [&](auto op, const auto& Z, const char* what) {
@@ -570,12 +615,42 @@ void check_timed(const std::array<std::size_t, D>& shape, const std::array<int, 
 }
 
 BOOST_AUTO_TEST_CASE(timed_runs_send_what_the_plan_predicts) {
-  kronex::compile_options packed;
+  kronex::compile_options packed, unpipelined, three_chunks;
   packed.exchanges = kronex::exchange_transport::packed;
+  unpipelined.exchange_chunks = 1;
+  three_chunks.exchange_chunks = 3;
   for (const auto& grid : grids_for<3>(world_size()))
-    for (const kronex::compile_options& options : {kronex::compile_options{}, packed})
+    for (const kronex::compile_options& options : {kronex::compile_options{}, packed, unpipelined, three_chunks})
       BOOST_TEST_CONTEXT(grid_text(grid)) { check_timed<3>({9, 8, 7}, grid, options); }
   check_timed<1>({11}, {world_size()}, {});
+}
+
+// A plan that ends in its last layout (as fast diagonalisation's forward transforms do), whose
+// only exchange is pipelined with phase 0 and lands in x: run with x = b, the receives must not
+// land in b before its chunks are solved. The in-place result is the out-of-place one's bits.
+BOOST_AUTO_TEST_CASE(pipelined_last_exchange_in_place) {
+  using T = double;
+  const int P = world_size();
+  if (P == 1) return;  // nothing exchanged
+  const std::size_t n = 4 * std::size_t(P);
+  const auto A = band<T>(n, 1, 2, boundary::clamped);
+  const auto B = band<T>(n, 2, 1, boundary::periodic);
+  const auto C = band<T>(5, 1, 1, boundary::clamped);
+  const auto bd = distribute(random_tensor<T, 3>({n, n, 5}), {P, 1, 1});
+  kronex::detail::exchange_options last;
+  last.end_in_last = true;
+  kronex::operator_desc<T> d = kronex::kron(A, B, C).inverse().template describe<T>();
+  d.options.exchange_chunks = 4;  // a small tensor: not pipelined by default
+  kronex::detail::distributed_plan<T> plan(d, bd.cart(), {n, n, 5}, last);
+  std::vector<std::size_t> chunks;  // per exchange
+  for (const auto& st : plan.description().steps)
+    if (const auto* e = std::get_if<kronex::exchange_step>(&st)) chunks.push_back(e->chunks);
+  BOOST_TEST_REQUIRE(chunks == std::vector<std::size_t>{4}, plan.description());
+  BOOST_TEST_REQUIRE(plan.end_block().size() == plan.start_block().size());  // (4,n,5) and (n,4,5)
+  std::vector<T> x(plan.end_block().size()), in_place(bd.local().data(), bd.local().data() + bd.local().size());
+  plan.run(bd.local().data(), x.data());
+  plan.run(in_place.data(), in_place.data());
+  BOOST_TEST(in_place == x);
 }
 
 // ---- four dimensions, skipped modes ----------------------------------------------------------------

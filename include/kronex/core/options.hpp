@@ -64,17 +64,21 @@ struct compile_options {
   // A rank's own part never goes through MPI whichever is chosen: it is copied locally.
   exchange_transport exchanges = exchange_transport::automatic;
 
-  // Distributed plans (MPI): pipelining. When a phase's local work does not solve axis 0 and the
-  // next exchange hands MPI the blocks themselves (subarray transport, host ranks), the work runs
-  // in up to this many chunks along axis 0, and each chunk's parts are sent as soon as it is
-  // solved, while the later chunks are solved. 1: never pipelined (the work first, then the
-  // exchange). 0, the default: distributed_pipeline_default_chunks. The result is the same bits
-  // for any count. Every rank must pass the same value (as for every option).
+  // Distributed plans (MPI): pipelining. When a phase's local work leaves axis 0 alone (solves
+  // and scales only other modes) and the exchange after it hands MPI the blocks themselves
+  // (subarray transport, host ranks), the work runs in up to this many chunks along axis 0, and
+  // each chunk's parts are sent as soon as it is solved, while the later chunks are solved; the
+  // plan prints the exchange as pipelined. 1: never (the whole work, then the exchange). 0, the
+  // default: distributed_pipeline_chunks chunks, fewer so that each holds at least
+  // distributed_pipeline_min_chunk_bytes of the largest block (small tensors: none). The result
+  // is the same bits for any count. Every rank must pass the same value (as for every option).
   std::size_t exchange_chunks = 0;
 };
 
-// The chunks a pipelined phase runs in when compile_options::exchange_chunks is 0.
-inline constexpr std::size_t distributed_pipeline_default_chunks = 4;
+// What compile_options::exchange_chunks = 0 pipelines: at most this many chunks ...
+inline constexpr std::size_t distributed_pipeline_chunks = 4;
+// ... of at least this many bytes each.
+inline constexpr std::size_t distributed_pipeline_min_chunk_bytes = std::size_t(1) << 18;
 
 // The smallest tensor (in values) a host step splits between threads.
 inline constexpr std::size_t host_parallel_min_values = std::size_t(1) << 15;

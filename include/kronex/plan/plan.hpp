@@ -111,7 +111,7 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
          << "  bytes/rank=" << detail::format_count(e->message_bytes) << "  local "
          << detail::format_layout(b.view, b.view_strides);
       if (e->own_bytes > 0) os << "  own=" << detail::format_count(e->own_bytes) << "B";
-      if (e->chunks > 0) os << "  pipelined with the steps before: " << e->chunks << " chunks along axis 0";
+      if (e->chunks > 0) os << "  pipelined with the steps before in " << e->chunks << " chunks";
     } else {
       const bool acts_on_mode = k != step_kind::copy && k != step_kind::combine && k != step_kind::project &&
                                 !std::holds_alternative<eigen_scale_step>(st) && !std::holds_alternative<flat_step>(st);

@@ -437,7 +437,11 @@ private:
         work = true;
       }
     if (!work || std::find(ph.modes.begin(), ph.modes.end(), std::size_t(0)) != ph.modes.end()) return 1;
-    return std::min<std::size_t>(option == 0 ? distributed_pipeline_default_chunks : option, max_chunks);
+    if (option != 0) return std::min(option, max_chunks);
+    // The largest block (every rank computes the same number): the first rank's on every axis.
+    const std::size_t largest = ph.layout.block(m_comm->grid(), std::vector<int>(m_comm->grid().size(), 0)).size();
+    return std::max<std::size_t>(
+        1, std::min(distributed_pipeline_chunks, largest * sizeof(T) / distributed_pipeline_min_chunk_bytes));
   }
   static constexpr std::size_t max_chunks = 4096;  // chunk indices are message tags
 
