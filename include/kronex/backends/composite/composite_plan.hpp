@@ -372,6 +372,7 @@ private:
       }
       forward.factors.push_back(v);
     }
+    forward.options = o;  // the user's threads and exchanges
     operator_desc<T> backward = forward;
     forward.trans = op::adjoint;
     const std::size_t k = fd ? fd->projection.rank() : 0;
