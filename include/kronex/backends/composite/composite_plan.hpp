@@ -372,7 +372,10 @@ private:
       }
       forward.factors.push_back(v);
     }
-    forward.options = o;  // the user's threads and exchanges
+    // The user's threads, exchanges and pipelining; not the store, which knows factors by their
+    // address: the V are this plan's, freed with it, and another plan's could reuse the address.
+    forward.options = o;
+    forward.options.store = nullptr;
     operator_desc<T> backward = forward;
     forward.trans = op::adjoint;
     const std::size_t k = fd ? fd->projection.rank() : 0;
