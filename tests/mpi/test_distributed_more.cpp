@@ -30,6 +30,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <array>
+#include <chrono>
 #include <complex>
 #include <cstddef>
 #include <memory>
@@ -37,6 +38,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -115,7 +117,9 @@ std::vector<exchange_line> check_plan(const Op& solver, std::size_t split_modes_
       continue;
     }
     ++with_comm;
-    BOOST_TEST((l.method == "pairwise subarray" || l.method == "pairwise packed" || l.method == "allgatherv"), l.method);
+    BOOST_TEST((l.method == "pairwise subarray" || l.method == "pairwise packed" || l.method == "pairwise shared memory" ||
+                l.method == "allgatherv"),
+               l.method);
     BOOST_TEST(l.comm.find("grid dims {") == 0u, l.comm);
   }
   BOOST_TEST(solver.exchanges() == with_comm, plan);
@@ -405,15 +409,17 @@ BOOST_AUTO_TEST_CASE(exchange_methods) {
   packed.exchanges = kronex::exchange_transport::packed;
   kronex::compile_options subarray;
   subarray.exchanges = kronex::exchange_transport::subarray;
-  kronex::compile_options unpipelined, two_chunks;
+  kronex::compile_options unpipelined = subarray, two_chunks = subarray;
   unpipelined.exchange_chunks = 1;
   two_chunks.exchange_chunks = 2;
+  // automatic: within a node the ranks copy between their blocks in shared memory.
+  const char* automatic = kronex_test::one_node() ? "pairwise shared memory" : "pairwise subarray";
   struct transport_case {
     kronex::compile_options options;
     const char* method;
   };
   for (const shape_case& sc : {shape_case{2 * p, 2 * p}, shape_case{2 * p + 1, 2 * p}, shape_case{2 * p, 2 * p + 1}}) {
-    for (const transport_case& tc : {transport_case{{}, "pairwise subarray"}, transport_case{subarray, "pairwise subarray"},
+    for (const transport_case& tc : {transport_case{{}, automatic}, transport_case{subarray, "pairwise subarray"},
                                      transport_case{packed, "pairwise packed"}, transport_case{unpipelined, "pairwise subarray"},
                                      transport_case{two_chunks, "pairwise subarray"}}) {
       BOOST_TEST_CONTEXT("shape (" << sc.rows << "," << sc.cols << "), " << tc.method) {
@@ -446,10 +452,10 @@ BOOST_AUTO_TEST_CASE(exchange_methods) {
         // Pipelining: mode 1's solve leaves axis 0 alone, so it runs in chunks of rows, as many as
         // the option allows and the most rows a rank holds (2 or 3 here), each sent once solved;
         // mode 0's solve before the second exchange cannot be cut along axis 0. Packed exchanges
-        // are never pipelined, nor any with exchange_chunks = 1.
+        // are never pipelined, nor shared-memory ones, nor any with exchange_chunks = 1.
         // (automatic, exchange_chunks = 0: these blocks are too small to pipeline; see below.)
         const std::size_t allowed = tc.options.exchange_chunks == 0 ? 1 : tc.options.exchange_chunks;
-        const bool pipelines = tc.options.exchanges != kronex::exchange_transport::packed && allowed > 1;
+        const bool pipelines = std::string(tc.method) == "pairwise subarray" && allowed > 1;
         const std::size_t most_rows = kronex::detail::block_range(sc.rows, p, 0).size();
         BOOST_TEST(chunks == (std::vector<std::size_t>{pipelines ? std::min(allowed, most_rows) : 0, 0}),
                    solver);
@@ -488,7 +494,9 @@ BOOST_AUTO_TEST_CASE(automatic_pipelining_by_block_size) {
     const std::size_t rows = times * minimum_rows * std::size_t(P);
     const auto K = kronex::kron(band<T>(rows, 1, 1, boundary::clamped), band<T>(cols, 1, 1, boundary::clamped));
     const auto bd = kronex::distributed_tensor<T, 2>(MPI_COMM_WORLD, {rows, cols}, {P, 1});
-    const kronex::plan_description plan = kronex::explain_plan(K.inverse(), bd, {});
+    kronex::compile_options subarray;  // pipelining is for exchanges through MPI
+    subarray.exchanges = kronex::exchange_transport::subarray;
+    const kronex::plan_description plan = kronex::explain_plan(K.inverse(), bd, subarray);
     std::vector<std::size_t> chunks;
     for (const auto& st : plan.steps)
       if (const auto* e = std::get_if<kronex::exchange_step>(&st)) chunks.push_back(e->chunks);
@@ -544,7 +552,9 @@ void check_bits() {
   auto adjoint_solve = [](const auto& K) { return K.adjoint().inverse(); };
   kronex::compile_options packed = subst;
   packed.exchanges = kronex::exchange_transport::packed;
-  kronex::compile_options unpipelined = subst, three_chunks = subst;  // the default pipelines in 4
+  // The default copies in shared memory within a node; through MPI, unpipelined and in 3 chunks.
+  kronex::compile_options unpipelined = subst, three_chunks = subst;
+  unpipelined.exchanges = three_chunks.exchanges = kronex::exchange_transport::subarray;
   unpipelined.exchange_chunks = 1;
   three_chunks.exchange_chunks = 3;
   for (const auto& grid : grids_for<3>(world_size())) {
@@ -617,6 +627,7 @@ void check_timed(const std::array<std::size_t, D>& shape, const std::array<int, 
 BOOST_AUTO_TEST_CASE(timed_runs_send_what_the_plan_predicts) {
   kronex::compile_options packed, unpipelined, three_chunks;
   packed.exchanges = kronex::exchange_transport::packed;
+  unpipelined.exchanges = three_chunks.exchanges = kronex::exchange_transport::subarray;
   unpipelined.exchange_chunks = 1;
   three_chunks.exchange_chunks = 3;
   for (const auto& grid : grids_for<3>(world_size()))
@@ -641,6 +652,7 @@ BOOST_AUTO_TEST_CASE(pipelined_last_exchange_in_place) {
   last.end_in_last = true;
   kronex::operator_desc<T> d = kronex::kron(A, B, C).inverse().template describe<T>();
   d.options.exchange_chunks = 4;  // a small tensor: not pipelined by default
+  d.options.exchanges = kronex::exchange_transport::subarray;
   kronex::detail::distributed_plan<T> plan(d, bd.cart(), {n, n, 5}, last);
   std::vector<std::size_t> chunks;  // per exchange
   for (const auto& st : plan.description().steps)
@@ -651,6 +663,95 @@ BOOST_AUTO_TEST_CASE(pipelined_last_exchange_in_place) {
   plan.run(bd.local().data(), x.data());
   plan.run(in_place.data(), in_place.data());
   BOOST_TEST(in_place == x);
+}
+
+// ---- exchanges within a node -----------------------------------------------------------------------
+
+namespace {
+
+std::vector<std::string> exchange_methods_of(const kronex::plan_description& plan) {
+  std::vector<std::string> methods;
+  for (const auto& l : exchange_lines(kronex::to_string(plan))) methods.push_back(l.method);
+  return methods;
+}
+
+// A function_solver solving with B that, on the last rank, first sleeps while *slow is set
+// (once: it clears it), so that this rank's block is solved late.
+template <class T>
+kronex::function_solver<T> late_on_last_rank(const kronex::banded<T>& B, std::shared_ptr<bool> slow) {
+  const std::size_t n = B.size();
+  auto one = std::make_shared<kronex::host_operator<T, 1>>(
+      kronex::compile(kronex::kron(B).inverse(), std::array<std::size_t, 1>{n}));
+  return kronex::function_solver<T>(n, [n, one, slow](T* x, std::size_t count) {
+    if (*slow && world_rank() == world_size() - 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    *slow = false;
+    for (std::size_t c = 0; c < count; ++c) one->run(x + c * n, x + c * n);
+  });
+}
+
+} // namespace
+
+// Within a node the automatic transport copies between the ranks' blocks in shared memory: each
+// rank pulls its parts from the peers' solved blocks; a first exchange that reads b (the first
+// phase has no work: kron(A, I) on (P,1)) pushes them into the peers' next blocks instead; an
+// exchange from b straight into x (the only one, ending in the last layout) goes through MPI.
+// Each gives the bits of the exchanges through MPI (subarray), out of place and in place, on
+// every grid; and a rank that solves its block late is waited for (the second of two runs with
+// different right-hand sides must not read the first run's values).
+BOOST_AUTO_TEST_CASE(exchanges_within_a_node) {
+  using T = double;
+  const int P = world_size();
+  if (P == 1 || !kronex_test::one_node()) return;
+  kronex::compile_options subarray;
+  subarray.exchanges = kronex::exchange_transport::subarray;
+  // Solves with automatic and subarray exchanges: the same bits, out of place and in place; the
+  // automatic plan's exchange methods.
+  auto same_bits = [&](const auto& op, auto bd) {
+    auto fast = kronex::compile(op, bd);
+    auto mpi = kronex::compile(op, bd, subarray);
+    const auto expected = kronex_test::gather(mpi(bd));
+    BOOST_TEST((kronex_test::gather(fast(bd)) == expected), fast);
+    fast(bd, bd);
+    BOOST_TEST((kronex_test::gather(bd) == expected), fast);
+    return exchange_methods_of(fast.plan());
+  };
+  const auto A = band<T>(9, 1, 2, boundary::clamped);
+  const auto B = band<T>(8, 2, 1, boundary::periodic);
+  const auto C = band<T>(7, 1, 1, boundary::clamped);
+  const auto b3 = random_tensor<T, 3>({9, 8, 7});
+  for (const auto& grid : grids_for<3>(P))
+    BOOST_TEST_CONTEXT(grid_text(grid)) {
+      for (const std::string& m : same_bits(kronex::kron(A, B, C).inverse(), distribute(b3, grid)))
+        BOOST_TEST(m == "pairwise shared memory");
+    }
+  // Pushed, then pulled.
+  const auto b2 = random_tensor<T, 2>({9, 8});
+  const auto pushed = same_bits(kronex::kron(A, kronex::identity(8)).inverse(), distribute(b2, {P, 1}));
+  BOOST_TEST(pushed == (std::vector<std::string>{"pairwise shared memory", "pairwise shared memory"}));
+  // From b straight into x: through MPI (blocks of one size on both layouts, for x = b).
+  const auto square = random_tensor<T, 2>({8, 8});
+  const auto bd = distribute(square, {P, 1});
+  kronex::detail::exchange_options last;
+  last.end_in_last = true;
+  const kronex::operator_desc<T> d = kronex::kron(B, kronex::identity(8)).inverse().template describe<T>();
+  kronex::detail::distributed_plan<T> plan(d, bd.cart(), {8, 8}, last);
+  BOOST_TEST(exchange_methods_of(plan.description()) == std::vector<std::string>{"pairwise subarray"});
+  BOOST_TEST_REQUIRE(plan.end_block().size() == plan.start_block().size());
+  std::vector<T> x(plan.end_block().size()), in_place(bd.local().data(), bd.local().data() + bd.local().size());
+  plan.run(bd.local().data(), x.data());
+  plan.run(in_place.data(), in_place.data());
+  BOOST_TEST(in_place == x);
+  // A late rank: mode 1 is solved in the first phase, on (P,1,1), by a function solver.
+  auto slow = std::make_shared<bool>(false);
+  const auto K = kronex::kron(A, late_on_last_rank(B, slow), C);
+  auto fast = kronex::compile(K.inverse(), distribute(b3, {P, 1, 1}));
+  auto mpi = kronex::compile(K.inverse(), distribute(b3, {P, 1, 1}), subarray);
+  const auto first = kronex_test::gather(fast(distribute(b3, {P, 1, 1})));
+  const auto b3_again = random_tensor<T, 3>({9, 8, 7});
+  *slow = true;
+  const auto second = kronex_test::gather(fast(distribute(b3_again, {P, 1, 1})));
+  BOOST_TEST((second == kronex_test::gather(mpi(distribute(b3_again, {P, 1, 1})))));
+  BOOST_TEST((first == kronex_test::gather(mpi(distribute(b3, {P, 1, 1})))));
 }
 
 // ---- four dimensions, skipped modes ----------------------------------------------------------------

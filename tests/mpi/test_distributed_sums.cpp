@@ -143,6 +143,7 @@ void check_fd_exchanges_3d(const std::array<int, 3>& grid) {
     // the chain's last layout, whose axis 0 is split; the phase there that leaves axis 0 alone
     // runs in chunks, each sent once solved, with the same result.
     kronex::compile_options pipelined;
+    pipelined.exchanges = kronex::exchange_transport::subarray;  // pipelining is for exchanges through MPI
     pipelined.exchange_chunks = 2;
     auto Sp = kronex::compile(L.inverse(), bd, pipelined);
     const std::string pipelined_plan = kronex::to_string(Sp.plan());

@@ -41,6 +41,18 @@ inline int world_size() {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   return size;
 }
+// Whether every rank runs on this rank's node (shares its memory).
+inline bool one_node() {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int size = 0;
+  MPI_Comm_size(node, &size);
+  MPI_Comm_free(&node);
+  int all = 0;
+  const int mine = size == world_size() ? 1 : 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
 inline int world_rank() {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

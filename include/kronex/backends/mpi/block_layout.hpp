@@ -4,6 +4,7 @@
 // whole on every rank. A grid dimension that splits no axis replicates the data along it.
 // Splits are uneven when they must be: N points on P ranks give the first N % P ranks one more
 // (10 on 3: 4, 3, 3).
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -69,25 +70,34 @@ struct block_layout {
 };
 
 // Copies the part `part` (global indices) of a block stored in C order at `src` (its box `from`)
-// into a block stored at `dst` (its box `to`). Both boxes contain `part`.
+// into a block stored at `dst` (its box `to`). Both boxes contain `part`. The copy runs over
+// contiguous runs: the last axis, merged with the axes before it while the part spans them whole
+// in both blocks; the run starts advance by strides, not recomputed per run.
 template <class T>
 void copy_box(const box& part, const box& from, const T* src, const box& to, T* dst) {
   const std::size_t D = part.extent.size();
   if (part.size() == 0) return;
   const shape_t src_strides = c_strides(from.extent), dst_strides = c_strides(to.extent);
-  const std::size_t inner = part.extent[D - 1];
-  shape_t idx(D, 0);  // position within `part`, last axis handled as one run
+  std::size_t j = D - 1, run = part.extent[D - 1];  // runs cover axes j.. (j partial, the rest whole)
+  while (j > 0 && part.extent[j] == from.extent[j] && part.extent[j] == to.extent[j]) run *= part.extent[--j];
+  std::size_t s = 0, d = 0;
+  for (std::size_t k = 0; k < D; ++k) {
+    s += (part.offset[k] - from.offset[k]) * src_strides[k];
+    d += (part.offset[k] - to.offset[k]) * dst_strides[k];
+  }
+  shape_t idx(j, 0);  // position within `part` on the axes before j
   while (true) {
-    std::size_t s = 0, d = 0;
-    for (std::size_t k = 0; k < D; ++k) {
-      s += (part.offset[k] - from.offset[k] + idx[k]) * src_strides[k];
-      d += (part.offset[k] - to.offset[k] + idx[k]) * dst_strides[k];
-    }
-    for (std::size_t i = 0; i < inner; ++i) dst[d + i] = src[s + i];
-    std::size_t k = D - 1;
+    std::copy_n(src + s, run, dst + d);
+    std::size_t k = j;
     while (k-- > 0) {
-      if (++idx[k] < part.extent[k]) break;
+      if (++idx[k] < part.extent[k]) {
+        s += src_strides[k];
+        d += dst_strides[k];
+        break;
+      }
       idx[k] = 0;
+      s -= (part.extent[k] - 1) * src_strides[k];
+      d -= (part.extent[k] - 1) * dst_strides[k];
     }
     if (k == std::size_t(-1)) return;
   }

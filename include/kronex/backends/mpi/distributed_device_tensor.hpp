@@ -58,6 +58,7 @@ struct device_ranks {
   // Device work is not pipelined with the exchanges (a device plan per chunk extent would
   // upload the factors again).
   static constexpr bool pipelines = false;
+  static constexpr bool shares_memory = false;  // MPI moves device memory
   std::shared_ptr<device::context> ctx;
 
   explicit device_ranks(exchange_memory m = exchange_memory::automatic) : memory(m) {}

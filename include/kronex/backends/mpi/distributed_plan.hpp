@@ -10,6 +10,7 @@
 // Compiling is collective: local errors (shapes, singular factors) are raised on every rank
 // before any other collective call (see collective()).
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <cstddef>
@@ -26,6 +27,7 @@
 #include "../host/host_plan.hpp"
 #include "exchange_schedule.hpp"
 #include "mpi_support.hpp"
+#include "node_segments.hpp"
 
 namespace kronex {
 
@@ -54,6 +56,7 @@ struct host_ranks {
   bool staged = false;  // exchanges never need staging on the host
   static constexpr bool packs_by_default = false;  // MPI reads and writes the blocks (subarray types)
   static constexpr bool pipelines = true;          // local work chunk by chunk with the exchange after it
+  static constexpr bool shares_memory = true;      // exchanges within a node copy between the blocks directly
   void decide() {}
   void init() {}
 
@@ -77,10 +80,15 @@ class distributed_plan {
     box where;     // global indices
     mpi_datatype type;
     std::size_t at = 0;
+    int node = -1;  // shared memory: the other rank in the node communicator, and its block that
+    box block;      // holds the part (a receive: its solved block; a send: its next block)
   };
+  // How an exchange uses the memory the ranks of a node share (choose_sharing).
+  enum class sharing { none, pull, push };
   struct phase_work {
     box block;                            // this rank's block in the phase's layout
     bool has_local = false;               // local solves or scales on this rank in this phase
+    bool work = false;                    // ... on some rank (the same on every rank)
     operator_desc<T> local_desc;          // ... as an operator on the block (until instantiated)
     // The local work, compiled: one plan on the block, or, pipelined, one per distinct extent of
     // the chunks (empty: nothing to do here).
@@ -90,6 +98,7 @@ class distributed_plan {
     bool pipelined = false;               // the next exchange runs chunk by chunk with this work
     // The exchange into this phase (comm null: a local copy, or none).
     MPI_Comm comm = MPI_COMM_NULL;
+    sharing shared = sharing::none;
     std::vector<std::vector<part>> sends;  // per chunk of the previous block: its parts for the other ranks
     std::vector<box> own;                  // per chunk of the previous block: this rank's own part (copied)
     std::vector<part> recvs;               // the parts the other ranks send this rank
@@ -215,13 +224,17 @@ private:
     };
     for (std::size_t i = 0; i <= last; ++i) {
       phase_work& w = m_work[i];
-      T* dst = i == last ? x : m_ranks.data(m_buffers[next_buffer]);
+      T* dst = i == last ? x : buffer(next_buffer);
       if (i > 0 && !arrived) {
         const box& from = m_work[i - 1].block;
         m_sent_messages = 0;
         m_sent_bytes = 0;
         if (w.comm == MPI_COMM_NULL) {
           m_ranks.copy(intersect(from, w.block), from, cur, w.block, dst);
+        } else if (w.shared == sharing::pull) {
+          pull(w, from, cur, dst, 1 - next_buffer);  // cur: the buffer phase i - 1 wrote
+        } else if (w.shared == sharing::push) {
+          push(w, from, cur, dst, next_buffer);  // the peers' buffers that phase i works in
         } else {
           exchange(w, from, cur, dst);
         }
@@ -230,12 +243,14 @@ private:
       if (i > 0) cur = dst;  // the local work runs in place
       arrived = false;
       if (w.pipelined) {
-        T* next = i + 1 == last ? x : m_ranks.data(m_buffers[1 - next_buffer]);
+        T* next = i + 1 == last ? x : buffer(1 - next_buffer);
         run_pipelined(w, m_work[i + 1], cur, dst, next, failure);
         timed(m_local_steps[i].first, m_local_steps[i].count + 1, true);
         arrived = true;
-      } else if (i == 0 && w.plans.empty() && i != last && (last > 1 || static_cast<const T*>(x) != b)) {
-        continue;  // no local work: the first exchange reads b itself, unless it would write x = b
+      } else if (i == 0 && !w.work && i != last && (last > 1 || static_cast<const T*>(x) != b)) {
+        // No local work (on any rank: every rank's buffers stay in step, as shared memory needs):
+        // the first exchange reads b itself, unless it would write x = b.
+        continue;
       } else if (!w.plans.empty() || (i == 0 && cur != dst)) {
         failure.run([&] {
           if (!w.plans.empty()) w.plans.front()->run(cur, dst);
@@ -277,6 +292,56 @@ private:
       for (std::size_t c = 0; c < w.chunks.size(); ++c) send_chunk(into, c, w.block, dst, next);
     }
     finish_exchange(into, next);
+  }
+
+  // An exchange within a node, pulling: this rank copies its own part, then, once every peer's
+  // block is solved (a barrier), each peer's part straight from the buffer `k` the peer wrote;
+  // a second barrier tells the peers that their buffers are free again. No MPI message, no
+  // intermediate copy: every value of the next block is read where it was solved and written
+  // once.
+  void pull(phase_work& w, const box& from, const T* src, T* dst, std::size_t k) {
+    copy_box(w.own.front(), from, src, w.block, dst);
+    node_barrier(w.comm);
+    for (const part& g : w.recvs) copy_box(g.where, g.block, peer_buffer(g.node, k), w.block, dst);
+    node_barrier(w.comm);
+    count_sends(w);
+  }
+
+  // An exchange within a node, pushing (its source is b, which the peers cannot see): this rank
+  // writes its own part and each peer's part straight into the buffers `k` of the next phase;
+  // the barrier tells the peers that their blocks are complete. Nothing reads those buffers
+  // before (the run before ended with every rank agreeing, deferred_failure::agree).
+  void push(phase_work& w, const box& from, const T* src, T* dst, std::size_t k) {
+    copy_box(w.own.front(), from, src, w.block, dst);
+    for (const part& s : w.sends.front()) copy_box(s.where, from, src, s.block, peer_buffer(s.node, k));
+    node_barrier(w.comm);
+    count_sends(w);
+  }
+
+  // What the other ranks take from this rank's block (as the MPI exchanges count it).
+  void count_sends(const phase_work& w) {
+    for (const auto& chunk : w.sends)
+      for (const part& s : chunk) {
+        ++m_sent_messages;
+        m_sent_bytes += double(s.where.size() * sizeof(T));
+      }
+  }
+
+  // A barrier that orders the ranks' plain loads and stores in shared memory around it.
+  static void node_barrier(MPI_Comm comm) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    check_mpi(MPI_Barrier(comm), "MPI_Barrier");
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+
+  // Ping-pong buffer k of this rank, and of the rank `node` of this node (shared memory: each
+  // rank's segment holds its two buffers, of its own size).
+  T* buffer(std::size_t k) {
+    if (m_segments.empty()) return m_ranks.data(m_buffers[k]);
+    return static_cast<T*>(m_segments.of(m_node_rank)) + k * m_buffer_values;
+  }
+  T* peer_buffer(int node, std::size_t k) const {
+    return static_cast<T*>(m_segments.of(node)) + k * (m_segments.bytes_of(node) / (2 * sizeof(T)));
   }
 
   distributed_plan(Ranks ranks, const std::shared_ptr<cart_comm>& comm, const shape_t& global, const exchange_options& layouts)
@@ -323,6 +388,8 @@ private:
     m_exchange_step_index.assign(m_phases.size(), 0);
 
     m_exchange_steps.assign(m_phases.size(), exchange_step{});
+    m_sharing.assign(m_phases.size(), sharing::none);
+    for (std::size_t i = 1; i < m_phases.size(); ++i) m_sharing[i] = choose_sharing(d, i);
     m_chunks.assign(m_phases.size(), 1);
     for (std::size_t i = 0; i < m_phases.size(); ++i) m_chunks[i] = pipeline_chunks(d, i);
     m_buffer_values = 0;
@@ -330,6 +397,8 @@ private:
       const exchange_phase& ph = m_phases[i];
       phase_work w;
       w.block = ph.layout.block(grid, m_comm->coords());
+      w.work = has_work(d, ph);
+      w.shared = m_sharing[i];
       w.pipelined = m_chunks[i] > 1;
       w.chunks = chunks_of(w.block, m_chunks[i]);
       m_buffer_values = std::max(m_buffer_values, w.block.size());
@@ -370,7 +439,34 @@ private:
       w.local_desc = operator_desc<T>{};  // the plans keep no view of the factors
     }
     compose(local);
-    for (auto& b : m_buffers) m_ranks.allocate(b, m_buffer_values);
+    if (!shares_memory())
+      for (auto& b : m_buffers) m_ranks.allocate(b, m_buffer_values);  // else in the node's shared memory (connect)
+  }
+
+  bool shares_memory() const {
+    return std::any_of(m_sharing.begin(), m_sharing.end(), [](sharing s) { return s != sharing::none; });
+  }
+
+  // Whether phase ph solves or scales anything (on some rank).
+  static bool has_work(const operator_desc<T>& d, const exchange_phase& ph) {
+    if (!ph.modes.empty()) return true;
+    return ph.scales && std::any_of(d.factors.begin(), d.factors.end(),
+                                    [](const factor_view<T>& f) { return f.kind == factor_kind::diagonal; });
+  }
+
+  // How the exchange into phase i uses shared memory. Where every group of ranks it exchanges
+  // within lies on one node (host ranks, transport automatic, a pairwise exchange), the ranks
+  // copy between their blocks directly: each pulls its parts from the peers' solved blocks, which
+  // lie in the shared buffers after any local work; the first exchange of a plan whose first
+  // phase has no work reads b, which the peers cannot see, so there each rank pushes its parts
+  // into the peers' next buffers instead; and an exchange from b straight into x (the only one)
+  // goes through MPI.
+  sharing choose_sharing(const operator_desc<T>& d, std::size_t i) const {
+    const exchange_phase& ph = m_phases[i];
+    if (d.options.exchanges != exchange_transport::automatic || !Ranks::shares_memory || m_packed) return sharing::none;
+    if (ph.group_dims.empty() || ph.gather || !m_comm->within_nodes(ph.group_dims)) return sharing::none;
+    if (i > 1 || has_work(d, m_phases[0])) return sharing::pull;
+    return i + 1 < m_phases.size() ? sharing::push : sharing::none;
   }
 
   // The printable plan: each phase's exchange, then its local steps (marked with the phase).
@@ -427,6 +523,7 @@ private:
   std::size_t pipeline_chunks(const operator_desc<T>& d, std::size_t i) const {
     const std::size_t option = d.options.exchange_chunks;
     if (!Ranks::pipelines || m_packed || option == 1 || i + 1 >= m_phases.size()) return 1;
+    if (m_sharing[i + 1] != sharing::none) return 1;  // copied by the cores themselves: nothing to overlap
     const exchange_phase& ph = m_phases[i];
     const exchange_phase& next = m_phases[i + 1];
     if (next.group_dims.empty() || next.gather) return 1;
@@ -520,7 +617,7 @@ private:
       st.comm = "self";
     } else {
       st.how = ph.gather ? exchange_step::method::allgatherv : exchange_step::method::pairwise;
-      if (!ph.gather) st.transport = m_packed ? "packed" : "subarray";
+      if (!ph.gather) st.transport = m_sharing[i] != sharing::none ? "shared memory" : m_packed ? "packed" : "subarray";
       std::string dims;
       int ranks = 1;
       for (int g : ph.group_dims) {
@@ -569,6 +666,10 @@ private:
       st.bytes = 2.0 * double(before.size() * sizeof(T));  // the block copied into the send buffer
     } else if (ph.group_dims.empty()) {
       st.bytes = 2.0 * double(intersect(before, b).size() * sizeof(T));
+    } else if (m_sharing[i] == sharing::pull) {
+      st.bytes = 2.0 * double(b.size() * sizeof(T));  // the next block, each value read where it was solved
+    } else if (m_sharing[i] == sharing::push) {
+      st.bytes = 2.0 * double(before.size() * sizeof(T));  // this block, each value written where it goes
     } else {
       const double sent = double(before.size() * sizeof(T)) - own, received = double(b.size() * sizeof(T)) - own;
       st.bytes = 2.0 * own + (m_packed ? 2.0 * (sent + received) : 0.0);
@@ -635,20 +736,23 @@ private:
           for (std::size_t c = 0; c < my_chunks.size(); ++c) w.own[c] = intersect(my_chunks[c], w.block);
           return;
         }
+        const bool shared = w.shared != sharing::none;
+        const int node = shared ? node_rank(w.comm, r) : -1;
         for (std::size_t c = 0; c < my_chunks.size(); ++c) {
-          part s{r, int(c), intersect(my_chunks[c], theirs), {}, send_total};
+          part s{r, int(c), intersect(my_chunks[c], theirs), {}, send_total, node, theirs};
           if (s.where.size() == 0) continue;
           if (m_packed) send_total += s.where.size();
-          else s.type = subarray_type<T>(s.where, from_mine);
+          else if (!shared) s.type = subarray_type<T>(s.where, from_mine);
           w.sends[c].push_back(std::move(s));
           ++messages;
         }
-        const std::vector<box> their_chunks = chunks_of(from.block(grid, q), m_chunks[i - 1]);
+        const box their_block = from.block(grid, q);
+        const std::vector<box> their_chunks = chunks_of(their_block, m_chunks[i - 1]);
         for (std::size_t c = 0; c < their_chunks.size(); ++c) {
-          part g{r, int(c), intersect(their_chunks[c], w.block), {}, recv_total};
+          part g{r, int(c), intersect(their_chunks[c], w.block), {}, recv_total, node, their_block};
           if (g.where.size() == 0) continue;
           if (m_packed) recv_total += g.where.size();
-          else g.type = subarray_type<T>(g.where, w.block);
+          else if (!shared) g.type = subarray_type<T>(g.where, w.block);
           w.recvs.push_back(std::move(g));
         }
       });
@@ -668,6 +772,10 @@ private:
       }
       send_size = std::max(send_size, send_total);
       recv_size = std::max(recv_size, recv_total);
+    }
+    if (shares_memory()) {  // the ping-pong buffers, where the node's other ranks reach them
+      check_mpi(MPI_Comm_rank(m_comm->node(), &m_node_rank), "MPI_Comm_rank");
+      m_segments = node_segments(m_comm->node(), m_comm->get(), 2 * m_buffer_values * sizeof(T));
     }
     m_ranks.allocate(m_send, send_size);
     m_ranks.allocate(m_recv, recv_size);
@@ -733,6 +841,20 @@ private:
     m_ranks.copy(w.own[c], from, src, w.block, dst);
   }
 
+  // Rank r of the sub-communicator comm, in this rank's node communicator.
+  int node_rank(MPI_Comm comm, int r) const {
+    MPI_Group group = MPI_GROUP_NULL, node = MPI_GROUP_NULL;
+    check_mpi(MPI_Comm_group(comm, &group), "MPI_Comm_group");
+    check_mpi(MPI_Comm_group(m_comm->node(), &node), "MPI_Comm_group");
+    int n = MPI_UNDEFINED;
+    const int translated = MPI_Group_translate_ranks(group, 1, &r, node, &n);
+    MPI_Group_free(&group);
+    MPI_Group_free(&node);
+    check_mpi(translated, "MPI_Group_translate_ranks");
+    if (n == MPI_UNDEFINED) throw error("kronex: an exchange within a node names a rank of another node");
+    return n;
+  }
+
   // Every message of the exchange done; the packed receives unpacked.
   void finish_exchange(phase_work& w, T* dst) {
     check_mpi(MPI_Waitall(int(w.requests.size()), w.requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
@@ -788,6 +910,9 @@ private:
   std::vector<exchange_step> m_exchange_steps;     // per phase: the exchange into it (planned)
   std::vector<std::size_t> m_exchange_step_index;  // per phase: its exchange's index in m_desc.steps
   std::vector<std::size_t> m_chunks;               // per phase: its chunks (pipeline_chunks)
+  std::vector<sharing> m_sharing;                  // per phase: how the exchange into it shares memory
+  node_segments m_segments;                        // shared memory: this node's ping-pong buffers
+  int m_node_rank = 0;                             // this rank in the node communicator
   std::vector<factor_setup> m_setup;           // the setup lines before the local plans fill them
   std::vector<bool> m_diagonal;                    // per mode: a diagonal factor
   std::size_t m_buffer_values = 0;                 // each ping-pong buffer, in values

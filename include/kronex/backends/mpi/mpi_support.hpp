@@ -170,12 +170,20 @@ public:
     check_mpi(MPI_Comm_rank(m_comm, &rank), "MPI_Comm_rank");
     m_coords.resize(grid.size());
     check_mpi(MPI_Cart_coords(m_comm, rank, int(grid.size()), m_coords.data()), "MPI_Cart_coords");
+    // The ranks sharing this rank's memory (one node), and every rank's node, named by its
+    // lowest rank: exchanges within a node can copy directly (node_segments).
+    check_mpi(MPI_Comm_split_type(m_comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &m_node), "MPI_Comm_split_type");
+    int leader = rank;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, m_node), "MPI_Allreduce");
+    m_node_of.resize(std::size_t(size));
+    check_mpi(MPI_Allgather(&leader, 1, MPI_INT, m_node_of.data(), 1, MPI_INT, m_comm), "MPI_Allgather");
   }
   ~cart_comm() {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;  // too late to free: MPI_Finalize released them
     for (auto& s : m_subs) MPI_Comm_free(&s.second);
+    MPI_Comm_free(&m_node);
     MPI_Comm_free(&m_comm);
   }
   cart_comm(const cart_comm&) = delete;
@@ -197,9 +205,28 @@ public:
     return c;
   }
 
+  // The ranks on this rank's node (shared memory), in the order of their ranks here.
+  MPI_Comm node() const noexcept { return m_node; }
+
+  // Whether every group of ranks that differ only in the grid dimensions `dims` lies within one
+  // node (the same answer on every rank; no communication).
+  bool within_nodes(const std::vector<int>& dims) const {
+    std::vector<int> c(m_grid.size());
+    for (std::size_t p = 0; p < m_node_of.size(); ++p) {
+      check_mpi(MPI_Cart_coords(m_comm, int(p), int(c.size()), c.data()), "MPI_Cart_coords");
+      for (int g : dims) c[std::size_t(g)] = 0;
+      int first = 0;  // the group's first rank
+      check_mpi(MPI_Cart_rank(m_comm, c.data(), &first), "MPI_Cart_rank");
+      if (m_node_of[p] != m_node_of[std::size_t(first)]) return false;
+    }
+    return true;
+  }
+
 private:
   std::vector<int> m_grid, m_coords;
   MPI_Comm m_comm = MPI_COMM_NULL;
+  MPI_Comm m_node = MPI_COMM_NULL;
+  std::vector<int> m_node_of;  // per rank: its node's lowest rank
   std::vector<std::pair<std::vector<int>, MPI_Comm>> m_subs;
 };
 
