@@ -21,16 +21,22 @@
 // piece's time is the slowest rank's, median over the R): each exchange and each phase's local
 // work, with
 //   local[B]   bytes this rank's kronex code moves in memory (the plan's step bytes: the local
-//              steps' traffic; for an exchange, its own-part copy, plus packing when it packs)
+//              steps' traffic; for an exchange, its own-part copy, plus packing when it packs;
+//              within a node (shared memory), every value of the next block, which the rank
+//              copies itself)
 //   sent[B]    bytes the rank that sends most sends to other ranks (the step's bytes/rank)
 //   floor      local / triad bandwidth + sent / the bandwidth of an MPI_Alltoall that sends the
-//              same bytes per rank, measured in this run on MPI_COMM_WORLD
+//              same bytes per rank, measured in this run on MPI_COMM_WORLD (the second term only
+//              for exchanges through MPI: a shared-memory exchange is all local copies)
 //   measured   for an exchange, the messages and bytes the busiest rank handed to MPI in the
-//              run (time_steps), next to the plan's messages= and bytes/rank
+//              run (in shared memory: the parts the other ranks took from its block; time_steps),
+//              next to the plan's messages= and bytes/rank
 // and a total whose floor is the sum of the pieces' floors. A phase's local work pipelined with
-// the exchange after it is one piece ("local + exchange, K chunks"). --transport subarray|packed
-// picks how exchanges reach MPI (compile_options::exchanges; default automatic), --chunks K the
-// pipelining (compile_options::exchange_chunks: 1 none; default 0, automatic).
+// the exchange after it is one piece ("local + exchange, K chunks"). --transport picks how
+// exchanges move the data (compile_options::exchanges; default automatic: shared memory within
+// a node, else subarray), --chunks K the
+// pipelining (compile_options::exchange_chunks: 1 none; default 0, automatic; it applies to
+// exchanges through MPI, so on one node with --transport subarray).
 //
 // Exit status: 0 ok; 1 a wrong result (residual above 1e-10) or an exchange that sent other than
 // its plan predicted; 2 bad command line.
@@ -82,7 +88,7 @@ int world_rank() {
   if (world_rank() == 0) {
     std::fprintf(error.empty() ? stdout : stderr,
                  "%s%s"
-                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport subarray|packed] [--chunks K]\n"
+                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport automatic|subarray|packed] [--chunks K]\n"
                  "  defaults: N = 128, R = 15; grids from P: 1 -> (1,1,1), 2 -> (2,1,1), 4 -> (2,2,1) and "
                  "(4,1,1),\n"
                  "  in general the squarest (a,b,1) with a*b = P, plus (P,1,1) when that differs\n"
@@ -203,6 +209,7 @@ struct piece {
   double seconds = 0, local_bytes = 0, sent_bytes = 0, floor = 0;
   double measured_bytes = 0, measured_messages = 0, planned_messages = 0;  // exchanges: max over ranks
   bool exchange = false;
+  bool through_mpi = true;  // an exchange through MPI messages (not shared memory)
 };
 
 struct result {
@@ -283,6 +290,7 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
         pc.sent_bytes = e->message_bytes;
         pc.planned_messages = double(e->messages);
         pc.exchange = true;
+        pc.through_mpi = e->transport != "shared memory";
       }
     }
     if (pc.what.empty()) {
@@ -294,7 +302,8 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
     pc.local_bytes = max_over_ranks(local_bytes);
     pc.measured_bytes = max_over_ranks(ts.sent_bytes);
     pc.measured_messages = max_over_ranks(double(ts.messages));
-    pc.floor = pc.local_bytes / bw_rank + (pc.sent_bytes > 0 ? pc.sent_bytes / alltoall_bandwidth(pc.sent_bytes) : 0.0);
+    pc.floor = pc.local_bytes / bw_rank +
+               (pc.through_mpi && pc.sent_bytes > 0 ? pc.sent_bytes / alltoall_bandwidth(pc.sent_bytes) : 0.0);
     r.pieces.push_back(pc);
   }
 

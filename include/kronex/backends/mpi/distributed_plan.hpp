@@ -2,8 +2,10 @@
 // distributed_plan<T, Ranks>: a compiled plan for a tensor distributed over a process grid. The
 // phases come from plan_exchanges (exchange_schedule.hpp); each phase's local work is a plan of
 // the modes solved in it on this rank's block, run unchanged: a host plan (host_ranks) or a
-// device plan (device_ranks, distributed_device_tensor.hpp). Between phases an MPI all-to-all (or allgatherv)
-// within the sub-communicator of the grid dimensions involved moves the data to the next layout.
+// device plan (device_ranks, distributed_device_tensor.hpp). Between phases a pairwise exchange
+// (or an allgatherv) within the sub-communicator of the grid dimensions involved moves the data to
+// the next layout: MPI messages, or, where the sub-communicators lie within one node, copies
+// between the ranks' blocks in shared memory (node_segments.hpp).
 // The result ends in the input layout, or, with exchange_options, the plan starts in another
 // layout and/or ends in its last phase's layout (start_block() and end_block() say where).
 //

@@ -106,8 +106,13 @@ private:
   // here, not a SIGBUS when the memory is first touched); its name written to `name`.
   static int create(char* name, std::size_t bytes) {
     static std::atomic<unsigned long> counter{0};
-    const std::string text = "/kronex." + std::to_string(long(getpid())) + "." + std::to_string(counter++);
-    const int fd = shm_open(text.c_str(), O_CREAT | O_EXCL | O_RDWR, S_IRUSR | S_IWUSR);
+    std::string text;
+    int fd = -1;
+    for (int attempt = 0; fd < 0 && attempt < 64; ++attempt) {  // a name left by a process that died skips on
+      text = "/kronex." + std::to_string(long(getpid())) + "." + std::to_string(counter++);
+      fd = shm_open(text.c_str(), O_CREAT | O_EXCL | O_RDWR, S_IRUSR | S_IWUSR);
+      if (fd < 0 && errno != EEXIST) break;
+    }
     if (fd < 0) fail("shm_open", text, bytes, errno);
     const int err = posix_fallocate(fd, 0, off_t(std::max<std::size_t>(bytes, 1)));
     if (err != 0) {
