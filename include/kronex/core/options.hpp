@@ -15,10 +15,12 @@ enum class solve_method {
   dense_inverse  // op(A)^{-1} formed once at compile time from the LU, then GEMMs (host BLAS)
 };
 
-// How a distributed plan's exchanges hand each peer's part of a block to MPI.
+// How a distributed plan's exchanges move each peer's part of a block.
 enum class exchange_transport {
-  automatic,  // subarray where MPI reaches the blocks (host ranks; device ranks whose MPI takes
-              // device memory use packed, the faster there), else packed
+  automatic,  // host ranks: where every group of ranks an exchange runs in lies on one node, no
+              // MPI message: the ranks copy the parts straight between their blocks in shared
+              // memory (printed "shared memory"); elsewhere subarray. Device ranks: packed (the
+              // faster there: a CUDA-aware MPI would copy each run of a subarray on its own)
   subarray,   // MPI derived datatypes (subarrays) over the blocks: MPI reads each part from the
               // solved block and writes it into the next one; kronex makes no pack or unpack pass
   packed      // each part copied into a contiguous send buffer, and out of the receive buffer
@@ -60,13 +62,14 @@ struct compile_options {
   // factor kinds (diagonal, identity, function) ignore this.
   solve_method solves = solve_method::automatic;
 
-  // Distributed plans (MPI): how exchanges hand each peer's part to MPI (exchange_transport).
-  // A rank's own part never goes through MPI whichever is chosen: it is copied locally.
+  // Distributed plans (MPI): how exchanges move each peer's part (exchange_transport). A rank's
+  // own part never goes through MPI whichever is chosen: it is copied locally.
   exchange_transport exchanges = exchange_transport::automatic;
 
   // Distributed plans (MPI): pipelining. When a phase's local work leaves axis 0 alone (solves
   // and scales only other modes) and the exchange after it hands MPI the blocks themselves
-  // (subarray transport, host ranks), the work runs in up to this many chunks along axis 0, and
+  // (subarray transport, host ranks: across nodes by default; shared-memory exchanges are not
+  // pipelined), the work runs in up to this many chunks along axis 0, and
   // each chunk's parts are sent as soon as it is solved, while the later chunks are solved; the
   // plan prints the exchange as pipelined. 1: never (the whole work, then the exchange). 0, the
   // default: distributed_pipeline_chunks chunks, fewer so that each holds at least
