@@ -13,13 +13,17 @@
 //    correct results, nothing divides by zero, nothing hangs;
 //  - for every operator compiled here: the printed plan is the same text on every rank,
 //    exchanges() equals the number of exchange steps with a communicator in the printed plan
-//    and is at most (split modes needing locality) + 1; the exchange method is "pairwise
-//    subarray" by default, "pairwise packed" when compile_options::exchanges asks for packing,
-//    and "allgatherv" (then "local_copy" on "self") when a split mode is gathered; each pairwise
-//    exchange prints this rank's own part (never sent), and the results are the same bits with
-//    either transport, even and uneven splits;
+//    and is at most (split modes needing locality) + 1; the exchange method is "pairwise shared
+//    memory" by default on one node (else "pairwise subarray"), "pairwise subarray" or
+//    "pairwise packed" when compile_options::exchanges asks for them, and "allgatherv" (then
+//    "local_copy" on "self") when a split mode is gathered; each pairwise exchange prints this
+//    rank's own part (never sent), and the results are the same bits with every transport, even
+//    and uneven splits;
 //  - the gathered result of a distributed solve, apply and adjoint solve is bit for bit the
-//    serial host's applying the modes in the plan's order, on every grid, with either transport;
+//    serial host's applying the modes in the plan's order, on every grid, with every transport;
+//  - within a node: pulled and pushed shared-memory exchanges, and the exchange from b straight
+//    into x that goes through MPI, give the subarray exchanges' bits, in place too; a rank whose
+//    block is solved late is waited for;
 //  - collective errors: a grid of another size, a global shape that does not match the factors,
 //    a factor singular on one rank only (that rank throws singular_factor, the others an error
 //    naming it); an input or output of another global shape or grid passed to operator()
