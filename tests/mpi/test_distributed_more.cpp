@@ -191,17 +191,25 @@ bool has_whole_axis(const std::array<int, D>& grid) {
   return false;
 }
 
-// A function_solver solving with B (a compiled 1D host solve per vector), counting the lines it
-// solves on this rank.
-template <class T>
-kronex::function_solver<T> wrap(const kronex::banded<T>& B, std::shared_ptr<long> lines) {
+// A function_solver solving with B (a compiled 1D host solve per vector), calling before(count)
+// first on each call.
+template <class T, class Before>
+kronex::function_solver<T> solving_with(const kronex::banded<T>& B, Before before) {
   const std::size_t n = B.size();
   auto one = std::make_shared<kronex::host_operator<T, 1>>(
       kronex::compile(kronex::kron(B).inverse(), std::array<std::size_t, 1>{n}));
-  return kronex::function_solver<T>(n, [n, one, lines](T* x, std::size_t count) {
+  return kronex::function_solver<T>(n, [n, one, before](T* x, std::size_t count) {
+    before(count);
+    for (std::size_t c = 0; c < count; ++c) one->run(x + c * n, x + c * n);
+  });
+}
+
+// ... counting the lines it solves on this rank.
+template <class T>
+kronex::function_solver<T> wrap(const kronex::banded<T>& B, std::shared_ptr<long> lines) {
+  return solving_with(B, [lines](std::size_t count) {
     BOOST_REQUIRE(count >= 1u);
     *lines += long(count);
-    for (std::size_t c = 0; c < count; ++c) one->run(x + c * n, x + c * n);
   });
 }
 
@@ -683,13 +691,9 @@ std::vector<std::string> exchange_methods_of(const kronex::plan_description& pla
 // (once: it clears it), so that this rank's block is solved late.
 template <class T>
 kronex::function_solver<T> late_on_last_rank(const kronex::banded<T>& B, std::shared_ptr<bool> slow) {
-  const std::size_t n = B.size();
-  auto one = std::make_shared<kronex::host_operator<T, 1>>(
-      kronex::compile(kronex::kron(B).inverse(), std::array<std::size_t, 1>{n}));
-  return kronex::function_solver<T>(n, [n, one, slow](T* x, std::size_t count) {
+  return solving_with(B, [slow](std::size_t) {
     if (*slow && world_rank() == world_size() - 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     *slow = false;
-    for (std::size_t c = 0; c < count; ++c) one->run(x + c * n, x + c * n);
   });
 }
 
