@@ -36,7 +36,10 @@
 // exchanges move the data (compile_options::exchanges; default automatic: shared memory within
 // a node, else subarray), --chunks K the
 // pipelining (compile_options::exchange_chunks: 1 none; default 0, automatic; it applies to
-// exchanges through MPI, so on one node with --transport subarray).
+// exchanges through MPI, so on one node with --transport subarray), --fuse 0 makes every
+// shared-memory exchange copy the parts itself instead of leaving them to the next step
+// (compile_options::fuse_shared_exchanges; such an exchange, printed "read by step k", has no
+// local bytes and no floor of its own: its reads are the next phase's).
 //
 // Exit status: 0 ok; 1 a wrong result (residual above 1e-10) or an exchange that sent other than
 // its plan predicted; 2 bad command line.
@@ -76,6 +79,7 @@ struct options {
   bool plan = false;
   kronex::exchange_transport transport = kronex::exchange_transport::automatic;
   std::size_t chunks = 0;  // compile_options::exchange_chunks
+  bool fuse = true;        // compile_options::fuse_shared_exchanges
 };
 
 int world_rank() {
@@ -88,7 +92,7 @@ int world_rank() {
   if (world_rank() == 0) {
     std::fprintf(error.empty() ? stdout : stderr,
                  "%s%s"
-                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport automatic|subarray|packed] [--chunks K]\n"
+                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport automatic|subarray|packed] [--chunks K] [--fuse 0|1]\n"
                  "  defaults: N = 128, R = 15; grids from P: 1 -> (1,1,1), 2 -> (2,1,1), 4 -> (2,2,1) and "
                  "(4,1,1),\n"
                  "  in general the squarest (a,b,1) with a*b = P, plus (P,1,1) when that differs\n"
@@ -128,6 +132,8 @@ options parse(int argc, char** argv, int size) {
       else usage(argv[0], "--transport takes subarray, packed or automatic, not '" + value + "'");
     } else if (arg == "--chunks") {
       o.chunks = std::size_t(parse_int(argv[0], arg, value, 0, 4096));
+    } else if (arg == "--fuse") {
+      o.fuse = parse_int(argv[0], arg, value, 0, 1) == 1;
     } else if (arg == "--grid") {
       std::vector<int> g;
       std::stringstream ss(value);
@@ -240,6 +246,7 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
   one_thread.threads = 1;
   one_thread.exchanges = o.transport;
   one_thread.exchange_chunks = o.chunks;
+  one_thread.fuse_shared_exchanges = o.fuse;
   auto solver = kronex::compile(K.inverse(), b, one_thread);
 
   result r;

@@ -33,6 +33,7 @@ nlohmann::json to_json(const plan_description& p) {
       s["message_bytes"] = e->message_bytes;
       s["own_bytes"] = e->own_bytes;
       s["chunks"] = e->chunks;
+      s["read_by_next"] = e->read_by_next;
     }
     steps.push_back(std::move(s));
   }

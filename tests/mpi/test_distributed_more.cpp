@@ -687,6 +687,14 @@ std::vector<std::string> exchange_methods_of(const kronex::plan_description& pla
   return methods;
 }
 
+// Per exchange step of a plan: whether the next step reads its parts from the peers' blocks.
+std::vector<bool> reads_by_next_step(const kronex::plan_description& plan) {
+  std::vector<bool> reads;
+  for (const auto& st : plan.steps)
+    if (const auto* e = std::get_if<kronex::exchange_step>(&st)) reads.push_back(e->read_by_next);
+  return reads;
+}
+
 // A function_solver solving with B that, on the last rank, first sleeps while *slow is set
 // (once: it clears it), so that this rank's block is solved late.
 template <class T>
@@ -710,15 +718,23 @@ BOOST_AUTO_TEST_CASE(exchanges_within_a_node) {
   using T = double;
   const int P = world_size();
   if (P == 1 || !kronex_test::one_node()) return;
-  kronex::compile_options subarray;
+  kronex::compile_options subarray, copied;
   subarray.exchanges = kronex::exchange_transport::subarray;
-  // Solves with automatic and subarray exchanges: the same bits, out of place and in place; the
-  // automatic plan's exchange methods.
+  copied.fuse_shared_exchanges = false;
+  // Solves with automatic exchanges (pulled ones read by the next step, or copied first) and
+  // subarray exchanges: the same bits, out of place and in place; the automatic plan's exchange
+  // methods. With copies, no exchange is read by a step.
   auto same_bits = [&](const auto& op, auto bd) {
     auto fast = kronex::compile(op, bd);
+    auto copying = kronex::compile(op, bd, copied);
     auto mpi = kronex::compile(op, bd, subarray);
     const auto expected = kronex_test::gather(mpi(bd));
     BOOST_TEST((kronex_test::gather(fast(bd)) == expected), fast);
+    BOOST_TEST((kronex_test::gather(copying(bd)) == expected), copying);
+    BOOST_TEST(reads_by_next_step(copying.plan()) == std::vector<bool>(copying.exchanges(), false));
+    auto bd_copy = bd;
+    copying(bd_copy, bd_copy);
+    BOOST_TEST((kronex_test::gather(bd_copy) == expected), copying);
     fast(bd, bd);
     BOOST_TEST((kronex_test::gather(bd) == expected), fast);
     return exchange_methods_of(fast.plan());
@@ -731,6 +747,12 @@ BOOST_AUTO_TEST_CASE(exchanges_within_a_node) {
     BOOST_TEST_CONTEXT(grid_text(grid)) {
       for (const std::string& m : same_bits(kronex::kron(A, B, C).inverse(), distribute(b3, grid)))
         BOOST_TEST(m == "pairwise shared memory");
+      // Every exchange into a phase that solves something is read by that phase's first step;
+      // the last one, back into b's layout with nothing left to solve, copies.
+      auto solver = kronex::compile(kronex::kron(A, B, C).inverse(), distribute(b3, grid));
+      std::vector<bool> expected(solver.exchanges(), true);
+      if (!expected.empty()) expected.back() = false;
+      BOOST_TEST(reads_by_next_step(solver.plan()) == expected, solver);
     }
   // Pushed, then pulled.
   const auto b2 = random_tensor<T, 2>({9, 8});

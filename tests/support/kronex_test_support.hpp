@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -21,6 +22,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include <kronex/kronex.hpp>
+#include <kronex/backends/host/gathered_tensor.hpp>
 #include <kronex/backends/reference/reference.hpp>
 
 namespace kronex_test {
@@ -238,6 +240,63 @@ xt::xtensor<T, 2> to_dense(const kronex::banded<T>& b) {
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) a(i, j) = b(i, j);
   return a;
+}
+
+// A C-order tensor b of this shape, copied into pieces for a gathered_tensor
+// (backends/host/gathered_tensor.hpp): every axis of at least 2 entries cut at up to `cuts`
+// random places, and each cell in an array of its own, padded on every axis (so its strides are
+// not b's) at a random place in it. Reading the gathered tensor must give b's values.
+template <class T>
+struct scattered_tensor {
+  std::vector<std::vector<T>> arrays;  // one per cell
+  std::unique_ptr<kronex::detail::gathered_tensor<T>> tensor;
+};
+
+template <class T>
+scattered_tensor<T> scatter(const T* b, const kronex::shape_t& shape, std::size_t cuts) {
+  const std::size_t d = shape.size();
+  std::vector<std::vector<std::size_t>> at(d);
+  for (std::size_t k = 0; k < d; ++k) {
+    at[k].push_back(0);
+    for (std::size_t c = 0; c < cuts && shape[k] > 1; ++c)
+      at[k].push_back(std::uniform_int_distribution<std::size_t>(1, shape[k] - 1)(rng()));
+    std::sort(at[k].begin(), at[k].end());
+    at[k].erase(std::unique(at[k].begin(), at[k].end()), at[k].end());
+  }
+  scattered_tensor<T> s;
+  s.tensor = std::make_unique<kronex::detail::gathered_tensor<T>>(shape, at);
+  const kronex::shape_t strides = kronex::detail::c_strides(shape);
+  std::vector<std::size_t> interval(d, 0);
+  for (std::size_t c = 0; c < s.tensor->cells(); ++c) {
+    kronex::shape_t first(d), extent(d), padded(d), place(d);
+    for (std::size_t k = 0; k < d; ++k) {
+      first[k] = at[k][interval[k]];
+      extent[k] = (interval[k] + 1 < at[k].size() ? at[k][interval[k] + 1] : shape[k]) - first[k];
+      place[k] = std::uniform_int_distribution<std::size_t>(0, 2)(rng());
+      padded[k] = extent[k] + place[k] + std::uniform_int_distribution<std::size_t>(0, 2)(rng());
+    }
+    const kronex::shape_t cell_strides = kronex::detail::c_strides(padded);
+    std::size_t size = 1, start = 0;
+    for (std::size_t k = 0; k < d; ++k) size *= padded[k], start += place[k] * cell_strides[k];
+    std::vector<T> a(size, T(0));
+    std::vector<std::size_t> j(d, 0);  // the cell's own index, walked in C order
+    for (std::size_t v = 0, count = kronex::detail::product(extent); v < count; ++v) {
+      std::size_t from = 0, to = start;
+      for (std::size_t k = 0; k < d; ++k) from += (first[k] + j[k]) * strides[k], to += j[k] * cell_strides[k];
+      a[to] = b[from];
+      for (std::size_t k = d; k-- > 0;) {
+        if (++j[k] < extent[k]) break;
+        j[k] = 0;
+      }
+    }
+    s.tensor->set_cell(s.tensor->cell_index(interval), a.data(), cell_strides, start);
+    s.arrays.push_back(std::move(a));  // the vector's buffer moves with it: the pointer stays valid
+    for (std::size_t k = d; k-- > 0;) {
+      if (++interval[k] < at[k].size()) break;
+      interval[k] = 0;
+    }
+  }
+  return s;
 }
 
 } // namespace kronex_test

@@ -76,6 +76,14 @@ struct compile_options {
   // distributed_pipeline_min_chunk_bytes of the largest block (small tensors: none). The result
   // is the same bits for any count. Every rank must pass the same value (as for every option).
   std::size_t exchange_chunks = 0;
+
+  // Distributed plans, shared-memory exchanges (exchange_transport::automatic within a node):
+  // where the phase after an exchange solves or scales something, its first step reads each
+  // value straight from the block of the rank that solved it, so the exchange itself copies
+  // nothing (printed "read by step <k>"); a first step that runs as GEMMs copies its operand
+  // together first. false: every shared-memory exchange copies the parts into the next block
+  // first (one more pass over the block; for comparisons). The result is the same bits either way.
+  bool fuse_shared_exchanges = true;
 };
 
 // What compile_options::exchange_chunks = 0 pipelines: at most this many chunks ...

@@ -83,6 +83,17 @@ struct block_transpose {
     round<1>(r);
     for (std::size_t k = 0; k < W; ++k) *reinterpret_cast<unaligned_vec*>(out + k * out_stride) = r[k];
   }
+
+  // out[k * out_stride + c] = rows[c][at + k] for c, k < W: the rows anywhere.
+  static inline __attribute__((always_inline)) void run_rows(const T* const* rows, std::size_t at, T* out,
+                                                              std::size_t out_stride) {
+    vec r[W];
+    for (std::size_t c = 0; c < W; ++c) r[c] = *reinterpret_cast<const unaligned_vec*>(rows[c] + at);
+    if constexpr (W >= 8) round<4>(r);
+    if constexpr (W >= 4) round<2>(r);
+    round<1>(r);
+    for (std::size_t k = 0; k < W; ++k) *reinterpret_cast<unaligned_vec*>(out + k * out_stride) = r[k];
+  }
 };
 
 } // namespace kronex::detail

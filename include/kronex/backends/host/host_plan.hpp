@@ -34,6 +34,7 @@
 #include "../../plan/schedule.hpp"
 #include "cache_aligned.hpp"
 #include "cost_model.hpp"
+#include "gathered_tensor.hpp"
 #include "gemm_apply.hpp"
 #include "host_threads.hpp"
 #include "lu_factors.hpp"
@@ -369,43 +370,64 @@ public:
   const shape_t& shape() const noexcept { return m_shape; }
 
   // x = plan(b) on C-order arrays of shape(); x may equal b.
-  void run(const T* b, T* x) {
-    const T* src = b;
-    for (std::size_t s = 0; s < m_steps.size(); ++s) {
-      const step_base& st = info(s);
-      const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
-      if (m_slab_group[s] > 0) {
-        // A fused pair. Slab l holds the lines of both modes for one index l of the modes before
-        // them; a group of consecutive slabs is contiguous. A substitution first works in place
-        // on the group in x (copied there from b first); an apply first goes tensor -> slab
-        // buffer. The second step then goes from there to x, the group still in cache.
-        // Groups are independent: each thread runs whole groups (in its own slab buffer).
-        const step_base& next = info(s + 1);
-        const std::size_t slab = n * R, group = m_slab_group[s];
-        const bool in_place = std::holds_alternative<lu_subst_step>(m_steps[s]);
-        parallel_pieces((L + group - 1) / group, m_threads, [&](std::size_t k, std::size_t t) {
-          const std::size_t l = k * group, g = std::min(group, L - l);
-          T* work = in_place ? x + l * slab : m_slab.data() + t * m_slab_stride;
-          if (in_place) solve_slabs(s, g, n, R, src + l * slab, work, t);
-          else run_step(s, g, n, R, src + l * slab, work, t);
-          // Meanwhile the next group, contiguous in the tensor, is fetched for the first step.
-          prefetch_stream ahead =
-              l + g < L ? contiguous_stream(src + (l + g) * slab, x + (l + g) * slab, std::min(group, L - l - g) * slab)
-                        : prefetch_stream{};
-          run_step(s + 1, g * n, next.view[1], next.view[2], work, x + l * slab, t, &ahead);
-        });
-        ++s;
-      } else if (m_sweeps[s].pieces() > 0) {
-        run_row_sweep(s, src, x);
-        ++s;
-      } else {
-        run_step(s, L, n, R, src, x, all_threads);
-      }
-      src = x;  // every later step works in place on x
-    }
+  void run(const T* b, T* x) { run_from(b, x); }
+
+  // x = plan(b) where b is a gathered tensor of shape() (gathered_tensor.hpp): the first step
+  // reads each value where b's pieces hold it, as it would read an array; x must not overlap
+  // them. A first step that runs as GEMMs (BLAS reads one array) copies b into x first.
+  void run(const gathered_tensor<T>& b, T* x) {
+    if (b.extent() != m_shape)
+      throw dimension_mismatch(message("kronex: a gathered operand of shape ", format_shape(b.extent()),
+                                       " for a plan of shape ", format_shape(m_shape)));
+    run_from(gathered_source<T>{&b, 0}, x);
   }
 
 private:
+  // The first step (or fused pair, or row sweep) reads src, a pointer or a gathered source;
+  // every later one works in place on x.
+  template <class Src>
+  void run_from(const Src& b, T* x) {
+    std::size_t s = 0;
+    if (s < m_steps.size()) s = run_piece(s, b, x);
+    while (s < m_steps.size()) s = run_piece(s, static_cast<const T*>(x), x);
+  }
+
+  // Step s from src into x, with the step after it where they run together; returns the next
+  // step.
+  template <class Src>
+  std::size_t run_piece(std::size_t s, const Src& src, T* x) {
+    const step_base& st = info(s);
+    const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
+    if (m_slab_group[s] > 0) {
+      // A fused pair. Slab l holds the lines of both modes for one index l of the modes before
+      // them; a group of consecutive slabs is contiguous. A substitution first works in place
+      // on the group in x (copied there from b first); an apply first goes tensor -> slab
+      // buffer. The second step then goes from there to x, the group still in cache.
+      // Groups are independent: each thread runs whole groups (in its own slab buffer).
+      const step_base& next = info(s + 1);
+      const std::size_t slab = n * R, group = m_slab_group[s];
+      const bool in_place = std::holds_alternative<lu_subst_step>(m_steps[s]);
+      parallel_pieces((L + group - 1) / group, m_threads, [&](std::size_t k, std::size_t t) {
+        const std::size_t l = k * group, g = std::min(group, L - l);
+        T* work = in_place ? x + l * slab : m_slab.data() + t * m_slab_stride;
+        if (in_place) solve_slabs(s, g, n, R, src + l * slab, work, t);
+        else run_step(s, g, n, R, src + l * slab, work, t);
+        // Meanwhile the next group, contiguous in the tensor, is fetched for the first step.
+        prefetch_stream ahead = l + g < L ? read_stream(src, (l + g) * slab, x + (l + g) * slab,
+                                                        std::min(group, L - l - g) * slab)
+                                          : prefetch_stream{};
+        run_step(s + 1, g * n, next.view[1], next.view[2], work, x + l * slab, t, &ahead);
+      });
+      return s + 2;
+    }
+    if (m_sweeps[s].pieces() > 0) {
+      run_row_sweep(s, src, x);
+      return s + 2;
+    }
+    run_step(s, L, n, R, src, x, all_threads);
+    return s + 1;
+  }
+
   const step_base& info(std::size_t s) const { return step_info(m_steps[s]); }
 
   // A diagonal factor: its values (or their inverses for a solve, conjugated when op conjugates).
@@ -554,9 +576,10 @@ private:
 
   // Lines of a mode that is not the last are gathered into contiguous vectors, up to
   // function_lines at a time.
+  template <class Src>
   void run_function_solve(const std::function<void(T*, std::size_t)>& solve, std::size_t L, std::size_t n,
-                          std::size_t R, const T* src, T* dst) {
-    if (src != dst) std::memcpy(dst, src, L * n * R * sizeof(T));
+                          std::size_t R, const Src& src, T* dst) {
+    read_values(src, 0, L * n * R, dst);
     if (R == 1) {  // the lines are contiguous already
       solve(dst, L);
       return;
@@ -581,10 +604,11 @@ private:
   // rows start at the same offset in a cache line, the blocks start on a line (cache_aligned.hpp
   // says why); the columns before the first block and after the last go through a zero-padded
   // strip.
-  void solve_slabs(std::size_t s, std::size_t g, std::size_t n, std::size_t R, const T* src, T* dst,
+  template <class Src>
+  void solve_slabs(std::size_t s, std::size_t g, std::size_t n, std::size_t R, const Src& src, T* dst,
                    std::size_t thread) {
     const auto& p = *m_programs[m_payload[s]];
-    if (src != dst) std::memcpy(dst, src, g * n * R * sizeof(T));
+    read_values(src, 0, g * n * R, dst);
     prefetch_stream none;
     T* strip = m_panels.data() + thread * m_panel_stride;
     for (std::size_t l = 0; l < g; ++l) {
@@ -621,7 +645,8 @@ private:
   // of x in blocks of V columns from the first column where every row has a cache line start
   // (as solve_slabs), prefetching the rows of the operations row_sweep_prefetch_rows ahead. The
   // columns before and after the blocks go through a strip at the end.
-  void run_row_sweep(std::size_t s, const T* src, T* x) {
+  template <class Src>
+  void run_row_sweep(std::size_t s, const Src& src, T* x) {
     const std::size_t n = info(s).view[1], R = info(s).view[2], m = info(s + 1).view[1];
     const row_sweep_schedule& sweep = m_sweeps[s];
     const auto& p = *m_programs[m_payload[s]];
@@ -639,7 +664,7 @@ private:
         prefetch_stream ahead;
         if (solved + 1 < sweep.block_order.size()) {
           const auto [next_first, next_last] = rows_of(solved + 1);
-          ahead = contiguous_stream(src + next_first * R, x + next_first * R, (next_last - next_first) * R);
+          ahead = read_stream(src, next_first * R, x + next_first * R, (next_last - next_first) * R);
         }
         run_step(s + 1, (last - first) * (R / m), m, 1, src + first * R, x + first * R, 0, &ahead);
       }
@@ -672,9 +697,10 @@ private:
   // The panel walk of a step on the tensor view (L, n, R) from src to dst. An output of at least
   // host_streaming_min_bytes() that is not the input is written with streaming stores
   // (streaming_stores.hpp); last-mode walks (R == 1) scatter in pieces of lines, so never.
-  panel_walk<T> walk_of(std::size_t L, std::size_t n, std::size_t R, const T* src, const T* dst) const {
+  template <class Src>
+  panel_walk<T> walk_of(std::size_t L, std::size_t n, std::size_t R, const Src& src, const T* dst) const {
     panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R, R)};
-    walk.stream = src != dst && R > 1 && L * n * R * sizeof(T) >= m_streaming_min_bytes;
+    walk.stream = distinct_memory(src, dst) && R > 1 && L * n * R * sizeof(T) >= m_streaming_min_bytes;
     return walk;
   }
 
@@ -697,7 +723,9 @@ private:
   // code) and GEMMs (BLAS threads them itself) run on the calling thread.
   // `ahead`: what panel steps prefetch instead of their next panel (run_panel), for a caller
   // whose src is in cache already.
-  void run_step(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const T* src, T* dst, std::size_t thread,
+  // src: a pointer, or a gathered tensor (only the first step's).
+  template <class Src>
+  void run_step(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const Src& src, T* dst, std::size_t thread,
                 prefetch_stream* ahead = nullptr) {
     const std::size_t payload = m_payload[s];
     // Copies and scalings in runs of whole hyperplanes, one run per thread.
@@ -706,25 +734,30 @@ private:
       pieces(runs, thread, [&](std::size_t k, std::size_t) { f(k * rows / runs, (k + 1) * rows / runs); });
     };
     // A dense apply's or a dense inverse's GEMMs, in place through this thread's panel buffer.
+    // BLAS reads one array: a gathered source is copied into dst first, and the GEMMs run in place there.
     const auto run_gemm = [&] {
       T* chunk = m_panels.data() + (thread == all_threads ? 0 : thread) * m_panel_stride;
-      run_gemm_apply(*m_gemms[payload].matrix, m_gemms[payload].trans, L, n, R, src, dst, chunk);
+      if constexpr (!std::is_same_v<Src, gathered_source<T>>) {
+        run_gemm_apply(*m_gemms[payload].matrix, m_gemms[payload].trans, L, n, R, src, dst, chunk);
+      } else {
+        read_values(src, 0, L * n * R, dst);
+        run_gemm_apply(*m_gemms[payload].matrix, m_gemms[payload].trans, L, n, R, static_cast<const T*>(dst), dst, chunk);
+      }
     };
     std::visit(
         overloaded{
             [&](const copy_step&) {
-              if (src == dst) return;
-              row_runs([&](std::size_t r0, std::size_t r1) {
-                std::memcpy(dst + r0 * R, src + r0 * R, (r1 - r0) * R * sizeof(T));
-              });
+              row_runs([&](std::size_t r0, std::size_t r1) { read_values(src, r0 * R, (r1 - r0) * R, dst + r0 * R); });
             },
             [&](const scale_step&) {
               const T* scale = m_scales[payload].data();
               row_runs([&](std::size_t r0, std::size_t r1) {
                 for (std::size_t r = r0; r < r1; ++r) {
                   const T f = scale[r % n];
-                  const T* in = src + r * R;
                   T* out = dst + r * R;
+                  const T* in = out;
+                  if constexpr (!std::is_same_v<Src, gathered_source<T>>) in = src + r * R;
+                  else read_values(src, r * R, R, out);  // the row, then scaled where it landed
                   for (std::size_t j = 0; j < R; ++j) out[j] = f * in[j];
                 }
               });

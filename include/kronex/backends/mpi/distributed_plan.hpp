@@ -85,8 +85,9 @@ class distributed_plan {
     int node = -1;  // shared memory: the other rank in the node communicator, and its block that
     box block;      // holds the part (a receive: its solved block; a send: its next block)
   };
-  // How an exchange uses the memory the ranks of a node share (choose_sharing).
-  enum class sharing { none, pull, push };
+  // How an exchange uses the memory the ranks of a node share (choose_sharing); read: as pull,
+  // but the next phase's first step reads the peers' blocks itself (no copy of its own).
+  enum class sharing { none, pull, push, read };
   struct phase_work {
     box block;                            // this rank's block in the phase's layout
     bool has_local = false;               // local solves or scales on this rank in this phase
@@ -108,6 +109,10 @@ class distributed_plan {
     std::vector<box> gathered;                  // allgatherv: each rank's block, by sub-communicator rank
     std::vector<int> recv_counts, recv_displs;  // ... and where it lands, in bytes
     bool gather = false;                  // MPI_Allgatherv of this rank's block
+    // sharing::read: the next block as it lies in the previous blocks (own and peers'), and per
+    // cell of it, whose block holds it (a node rank; -1: this rank's).
+    std::unique_ptr<gathered_tensor<T>> source;
+    std::vector<std::pair<std::size_t, int>> source_cells;
   };
   // The steps of one phase's local work, as printed (timed together: one local plan).
   struct step_range {
@@ -237,6 +242,10 @@ private:
           pull(w, from, cur, dst, 1 - next_buffer);  // cur: the buffer phase i - 1 wrote
         } else if (w.shared == sharing::push) {
           push(w, from, cur, dst, next_buffer);  // the peers' buffers that phase i works in
+        } else if (w.shared == sharing::read) {
+          point_source(w, cur, 1 - next_buffer);  // the local work below reads the blocks
+          node_barrier(w.comm);                   // once every peer's is solved
+          count_sends(w);
         } else {
           exchange(w, from, cur, dst);
         }
@@ -253,6 +262,13 @@ private:
         // No local work (on any rank: every rank's buffers stay in step, as shared memory needs):
         // the first exchange reads b itself, unless it would write x = b.
         continue;
+      } else if (w.shared == sharing::read) {
+        failure.run([&] {
+          if constexpr (Ranks::shares_memory)
+            if (!w.plans.empty()) w.plans.front()->run(*w.source, dst);
+        });
+        node_barrier(w.comm);  // every rank has read its parts: the peers' blocks are free again
+        timed(m_local_steps[i].first, m_local_steps[i].count);
       } else if (!w.plans.empty() || (i == 0 && cur != dst)) {
         failure.run([&] {
           if (!w.plans.empty()) w.plans.front()->run(cur, dst);
@@ -318,6 +334,54 @@ private:
     for (const part& s : w.sends.front()) copy_box(s.where, from, src, s.block, peer_buffer(s.node, k));
     node_barrier(w.comm);
     count_sends(w);
+  }
+
+  // A read exchange: the cells of the next block at this rank's solved block (src) and the
+  // peers' buffers `k`.
+  void point_source(phase_work& w, const T* src, std::size_t k) {
+    for (const auto& [cell, node] : w.source_cells) w.source->set_base(cell, node < 0 ? src : peer_buffer(node, k));
+  }
+
+  // The next block of a read exchange as a gathered tensor: cut along each axis where its parts
+  // (this rank's own and each peer's, boxes of the blocks that hold them) begin; each part is
+  // one cell. The base pointers are set at each run (point_source).
+  void build_source(phase_work& w, const box& from_mine) {
+    if (w.block.size() == 0) return;
+    struct piece {
+      box where, block;
+      int node;
+    };
+    std::vector<piece> pieces;
+    if (w.own.front().size() > 0) pieces.push_back({w.own.front(), from_mine, -1});
+    for (const part& g : w.recvs) pieces.push_back({g.where, g.block, g.node});
+    const std::size_t d = w.block.extent.size();
+    std::vector<std::vector<std::size_t>> cuts(d);
+    for (std::size_t k = 0; k < d; ++k) {
+      for (const piece& p : pieces) cuts[k].push_back(p.where.offset[k] - w.block.offset[k]);
+      std::sort(cuts[k].begin(), cuts[k].end());
+      cuts[k].erase(std::unique(cuts[k].begin(), cuts[k].end()), cuts[k].end());
+    }
+    w.source = std::make_unique<gathered_tensor<T>>(w.block.extent, cuts);
+    std::vector<char> covered(w.source->cells(), 0);
+    for (const piece& p : pieces) {
+      std::vector<std::size_t> interval(d);
+      std::size_t first = 0;
+      const shape_t strides = c_strides(p.block.extent);
+      for (std::size_t k = 0; k < d; ++k) {
+        const std::size_t at = p.where.offset[k] - w.block.offset[k];
+        interval[k] = std::size_t(std::lower_bound(cuts[k].begin(), cuts[k].end(), at) - cuts[k].begin());
+        const std::size_t end = interval[k] + 1 < cuts[k].size() ? cuts[k][interval[k] + 1] : w.block.extent[k];
+        if (end - at != p.where.extent[k])
+          throw error("kronex: internal error: the parts of a shared-memory exchange do not tile the next block");
+        first += (p.where.offset[k] - p.block.offset[k]) * strides[k];
+      }
+      const std::size_t cell = w.source->cell_index(interval);
+      w.source->set_cell(cell, nullptr, strides, first);
+      w.source_cells.push_back({cell, p.node});
+      covered[cell] = 1;
+    }
+    if (std::count(covered.begin(), covered.end(), 0) != 0)
+      throw error("kronex: internal error: the parts of a shared-memory exchange do not cover the next block");
   }
 
   // What the other ranks take from this rank's block (as the MPI exchanges count it).
@@ -394,6 +458,10 @@ private:
     for (std::size_t i = 1; i < m_phases.size(); ++i) m_sharing[i] = choose_sharing(d, i);
     m_chunks.assign(m_phases.size(), 1);
     for (std::size_t i = 0; i < m_phases.size(); ++i) m_chunks[i] = pipeline_chunks(d, i);
+    for (std::size_t i = 1; i < m_phases.size(); ++i)
+      if (m_sharing[i] == sharing::pull && d.options.fuse_shared_exchanges && has_work(d, m_phases[i]) &&
+          m_chunks[i] == 1)
+        m_sharing[i] = sharing::read;
     m_buffer_values = 0;
     for (std::size_t i = 0; i < m_phases.size(); ++i) {
       const exchange_phase& ph = m_phases[i];
@@ -668,6 +736,9 @@ private:
       st.bytes = 2.0 * double(before.size() * sizeof(T));  // the block copied into the send buffer
     } else if (ph.group_dims.empty()) {
       st.bytes = 2.0 * double(intersect(before, b).size() * sizeof(T));
+    } else if (m_sharing[i] == sharing::read) {
+      st.bytes = 0;  // the next step reads the values where they were solved
+      st.read_by_next = true;
     } else if (m_sharing[i] == sharing::pull) {
       st.bytes = 2.0 * double(b.size() * sizeof(T));  // the next block, each value read where it was solved
     } else if (m_sharing[i] == sharing::push) {
@@ -767,6 +838,7 @@ private:
         }
       }
       w.requests.assign(w.recvs.size() + messages, MPI_REQUEST_NULL);
+      if (w.shared == sharing::read) build_source(w, from_mine);
       if (m_ranks.staged) {  // this rank's packed sends down, its receives up (the numbers differ by rank)
         exchange_step& st = std::get<exchange_step>(m_desc.steps[m_exchange_step_index[i]]);
         st.transfers = (send_total > 0 ? 1 : 0) + (recv_total > 0 ? 1 : 0);
