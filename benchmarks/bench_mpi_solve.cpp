@@ -23,7 +23,7 @@
 //   local[B]   bytes this rank's kronex code moves in memory (the plan's step bytes: the local
 //              steps' traffic; for an exchange, its own-part copy, plus packing when it packs;
 //              within a node (shared memory), every value of the next block, which the rank
-//              copies itself)
+//              copies itself, or nothing where the next step reads the parts: "read by step k")
 //   sent[B]    bytes the rank that sends most sends to other ranks (the step's bytes/rank)
 //   floor      local / triad bandwidth + sent / the bandwidth of an MPI_Alltoall that sends the
 //              same bytes per rank, measured in this run on MPI_COMM_WORLD (the second term only
