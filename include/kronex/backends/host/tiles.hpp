@@ -86,7 +86,6 @@ prefetch_stream read_stream(const gathered_source<T>&, std::size_t, const T* dst
   return contiguous_stream(dst, dst, count);
 }
 
-
 // How many lines a strip holds: 128 bytes of each row (16 doubles).
 template <class T>
 inline constexpr std::size_t strip_width = 128 / sizeof(T);
@@ -312,6 +311,17 @@ struct panel_walk {
   // src. When the panel's lines share one index l (R >= its lines, the usual case for R > 1),
   // that is one run per row of the mode; otherwise the whole slabs it touches, which are
   // contiguous, as one run.
+  prefetch_stream source(std::size_t k, const T* src, const T* dst) const {
+    if (stream) dst = src;  // no output line is read: none is prefetched
+    const std::size_t m0 = k * S * V, m1 = std::min(m0 + S * V, lines());
+    const std::size_t l0 = m0 / R, l1 = (m1 - 1) / R;
+    if (R == 1 || l0 != l1) return contiguous_stream(src + l0 * n * R, dst + l0 * n * R, (l1 + 1 - l0) * n * R);
+    prefetch_stream p = contiguous_stream(src + l0 * n * R + m0 % R, dst + l0 * n * R + m0 % R, m1 - m0);
+    p.rows = n;
+    p.stride = R * sizeof(T);
+    return p;
+  }
+
   // A gathered tensor, for the last mode (R == 1): the panel's pieces, each a run of its own (as
   // many lines as the longest piece, and one more where it starts inside a line), listed in a
   // buffer of this thread's that the next call replaces, and the panel's output (contiguous).
@@ -334,16 +344,6 @@ struct panel_walk {
     p.run_lines = (longest * sizeof(T) + 63) / 64 + 1;
     p.write_base = reinterpret_cast<const char*>(dst + m0 * n);
     p.write_lines = ((m1 - m0) * n * sizeof(T) + 63) / 64;
-    return p;
-  }
-  prefetch_stream source(std::size_t k, const T* src, const T* dst) const {
-    if (stream) dst = src;  // no output line is read: none is prefetched
-    const std::size_t m0 = k * S * V, m1 = std::min(m0 + S * V, lines());
-    const std::size_t l0 = m0 / R, l1 = (m1 - 1) / R;
-    if (R == 1 || l0 != l1) return contiguous_stream(src + l0 * n * R, dst + l0 * n * R, (l1 + 1 - l0) * n * R);
-    prefetch_stream p = contiguous_stream(src + l0 * n * R + m0 % R, dst + l0 * n * R + m0 % R, m1 - m0);
-    p.rows = n;
-    p.stride = R * sizeof(T);
     return p;
   }
 
