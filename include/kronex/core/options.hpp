@@ -18,9 +18,11 @@ enum class solve_method {
 // How a distributed plan's exchanges move each peer's part of a block.
 enum class exchange_transport {
   automatic,  // host ranks: where every group of ranks an exchange runs in lies on one node, no
-              // MPI message: the ranks copy the parts straight between their blocks in shared
-              // memory (printed "shared memory"); elsewhere subarray. Device ranks: packed (the
-              // faster there: a CUDA-aware MPI would copy each run of a subarray on its own)
+              // MPI message: the blocks lie in shared memory, and the next step reads the parts
+              // where the peers solved them, or the ranks copy them straight between their blocks
+              // (printed "shared memory"; fuse_shared_exchanges); elsewhere subarray. Device
+              // ranks: packed (the faster there: a CUDA-aware MPI would copy each run of a
+              // subarray on its own)
   subarray,   // MPI derived datatypes (subarrays) over the blocks: MPI reads each part from the
               // solved block and writes it into the next one; kronex makes no pack or unpack pass
   packed      // each part copied into a contiguous send buffer, and out of the receive buffer
