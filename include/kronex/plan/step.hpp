@@ -120,7 +120,7 @@ struct exchange_step : step_base {
   // split mode gathered whole.
   enum class method { local_copy, pairwise, allgatherv };
   method how = method::local_copy;
-  std::string transport;    // pairwise: "shared memory" (copies between the blocks, within a node),
+  std::string transport;    // pairwise: "shared memory" (within a node: no message; see read_by_next),
                             // "subarray" (MPI datatypes over the blocks) or "packed"
   std::string memory;       // where MPI reads and writes on device ranks, e.g. " (device memory)"
   std::string comm;         // the sub-communicator, e.g. "grid dims {0} (2 ranks)"
