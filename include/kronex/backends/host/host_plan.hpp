@@ -337,31 +337,7 @@ public:
   host_plan(const operator_desc<T>& d, const shape_t& shape) : host_plan(d, plan_host(d, shape)) {}
 
   // Instantiate a planned blueprint: d must be the description it was planned from.
-  host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
-      : m_shape(bp.desc.shape), m_desc(std::move(bp.desc)), m_steps(std::move(bp.steps)),
-        m_slab_group(std::move(bp.slab_group)), m_panel_values(bp.panel_values), m_threads(bp.threads),
-        m_panel_stride(bp.panel_buffer_values()), m_slab_stride(bp.slab_buffer_values()),
-        m_streaming_min_bytes(host_streaming_min_bytes()) {
-    check_vector_bytes_setting();
-    m_desc.factor_bytes = 0;
-    for (std::size_t s = 0; s < m_steps.size(); ++s) {
-      std::visit(overloaded{[&](copy_step&) { m_payload.push_back(0); },
-                            [&](scale_step& st) { add_scale(d, st); },
-                            [&](lu_subst_step& st) { add_solve(d, st); },
-                            [&](matvec_step& st) { add_apply(d, st); },
-                            [&](function_step& st) { add_function(d, st); },
-                            [&](gemm_step& st) { add_inverse(d, st); }},
-                 m_steps[s]);
-      m_desc.steps[s] = to_step(m_steps[s]);
-    }
-    m_sweeps.resize(m_steps.size());
-    for (std::size_t s = 0; s < m_steps.size(); ++s)
-      if (bp.sweep_rows[s] > 0) m_sweeps[s] = make_row_sweep_schedule(*m_programs[m_payload[s]], bp.sweep_rows[s]);
-    m_panels.assign(m_threads * m_panel_stride, T(0));
-    m_slab.assign(m_threads * m_slab_stride, T(0));
-    m_lines.assign(bp.line_values, T(0));
-    m_desc.instantiated = true;
-  }
+  host_plan(const operator_desc<T>& d, host_blueprint<T> bp);
 
   // Check and plan only: the description explain() prints.
   static plan_description explain(const operator_desc<T>& d, const shape_t& shape) { return plan_host(d, shape).desc; }
@@ -370,17 +346,12 @@ public:
   const shape_t& shape() const noexcept { return m_shape; }
 
   // x = plan(b) on C-order arrays of shape(); x may equal b.
-  void run(const T* b, T* x) { run_from(b, x); }
+  void run(const T* b, T* x);
 
   // x = plan(b) where b is a gathered tensor of shape() (gathered_tensor.hpp): the first step
   // reads each value where b's pieces hold it, as it would read an array; x must not overlap
   // them. A first step that runs as GEMMs (BLAS reads one array) copies b into x first.
-  void run(const gathered_tensor<T>& b, T* x) {
-    if (b.extent() != m_shape)
-      throw dimension_mismatch(message("kronex: a gathered operand of shape ", format_shape(b.extent()),
-                                       " for a plan of shape ", format_shape(m_shape)));
-    run_from(gathered_source<T>{&b, 0}, x);
-  }
+  void run(const gathered_tensor<T>& b, T* x);
 
 private:
   // The first step (or fused pair, or row sweep) reads src, a pointer or a gathered source;
@@ -826,4 +797,57 @@ private:
   cache_aligned_vector<T> m_lines;              // gathered lines for function solves
 };
 
+// Defined out of the class, not inline: where the kernels are instantiated once in a compiled
+// library (KRONEX_HOST_PLANS_COMPILED, below), these three are all a caller's code reaches.
+template <class T>
+host_plan<T>::host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
+    : m_shape(bp.desc.shape), m_desc(std::move(bp.desc)), m_steps(std::move(bp.steps)),
+      m_slab_group(std::move(bp.slab_group)), m_panel_values(bp.panel_values), m_threads(bp.threads),
+      m_panel_stride(bp.panel_buffer_values()), m_slab_stride(bp.slab_buffer_values()),
+      m_streaming_min_bytes(host_streaming_min_bytes()) {
+  check_vector_bytes_setting();
+  m_desc.factor_bytes = 0;
+  for (std::size_t s = 0; s < m_steps.size(); ++s) {
+    std::visit(overloaded{[&](copy_step&) { m_payload.push_back(0); },
+                          [&](scale_step& st) { add_scale(d, st); },
+                          [&](lu_subst_step& st) { add_solve(d, st); },
+                          [&](matvec_step& st) { add_apply(d, st); },
+                          [&](function_step& st) { add_function(d, st); },
+                          [&](gemm_step& st) { add_inverse(d, st); }},
+               m_steps[s]);
+    m_desc.steps[s] = to_step(m_steps[s]);
+  }
+  m_sweeps.resize(m_steps.size());
+  for (std::size_t s = 0; s < m_steps.size(); ++s)
+    if (bp.sweep_rows[s] > 0) m_sweeps[s] = make_row_sweep_schedule(*m_programs[m_payload[s]], bp.sweep_rows[s]);
+  m_panels.assign(m_threads * m_panel_stride, T(0));
+  m_slab.assign(m_threads * m_slab_stride, T(0));
+  m_lines.assign(bp.line_values, T(0));
+  m_desc.instantiated = true;
+}
+
+template <class T>
+void host_plan<T>::run(const T* b, T* x) {
+  run_from(b, x);
+}
+
+template <class T>
+void host_plan<T>::run(const gathered_tensor<T>& b, T* x) {
+  if (b.extent() != m_shape)
+    throw dimension_mismatch(message("kronex: a gathered operand of shape ", format_shape(b.extent()),
+                                     " for a plan of shape ", format_shape(m_shape)));
+  run_from(gathered_source<T>{&b, 0}, x);
+}
+
 } // namespace kronex::detail
+
+// A program linking kronex::host_plans (KRONEX_HOST_PLANS_COMPILED) takes the plans of the four
+// value types from that library: they are compiled there once, not in each translation unit.
+#ifdef KRONEX_HOST_PLANS_COMPILED
+namespace kronex::detail {
+extern template class host_plan<float>;
+extern template class host_plan<double>;
+extern template class host_plan<std::complex<float>>;
+extern template class host_plan<std::complex<double>>;
+} // namespace kronex::detail
+#endif
