@@ -5,9 +5,8 @@
 #   2. the install tree: install kronex, build and run a consumer project with find_package(kronex),
 #      import the installed Python package;
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer build (-O0, line tables: a third of the
-#      compile time of -O2 -g, all accesses kept; the compiled host plans, where the tests spend
-#      their time, at -O1; the UBSan checks on every access, null, alignment and
-#      pointer-overflow, are left out: docs/architecture.md says why), every test;
+#      compile time of -O2 -g, all accesses kept; the UBSan checks on every access, null,
+#      alignment and pointer-overflow, are left out: docs/architecture.md says why), every test;
 #   4. the DSL's fuzz targets (clang libFuzzer + ASan), 20 s each from the seed corpora.
 # Exits non-zero on the first failure.
 set -euo pipefail

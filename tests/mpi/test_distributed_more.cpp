@@ -754,6 +754,23 @@ BOOST_AUTO_TEST_CASE(exchanges_within_a_node) {
       if (!expected.empty()) expected.back() = false;
       BOOST_TEST(reads_by_next_step(solver.plan()) == expected, solver);
     }
+  // Out of cache (KRONEX_HOST_STREAMING_MIN_BYTES=0 makes every block count as such), an exchange
+  // into a mode whose panels span several lines before it copies instead: mode 1 on (1,P,1),
+  // where R (the block's extent along axis 2, 2 to 7 here) is below a panel's 16 lines. The
+  // exchange into the last mode (R = 1, on (1,1,P)) is still read; the same bits either way.
+  {
+    setenv("KRONEX_HOST_STREAMING_MIN_BYTES", "0", 1);
+    struct restore {
+      ~restore() { unsetenv("KRONEX_HOST_STREAMING_MIN_BYTES"); }
+    } restore_after;
+    const auto K = kronex::kron(A, B, C).inverse();
+    for (const auto& [grid, reads] : {std::pair{std::array<int, 3>{1, P, 1}, std::vector<bool>{false, false}},
+                                      std::pair{std::array<int, 3>{1, 1, P}, std::vector<bool>{true, false}}})
+      BOOST_TEST_CONTEXT(grid_text(grid)) {
+        same_bits(K, distribute(b3, grid));
+        BOOST_TEST(reads_by_next_step(kronex::compile(K, distribute(b3, grid)).plan()) == reads);
+      }
+  }
   // Pushed, then pulled.
   const auto b2 = random_tensor<T, 2>({9, 8});
   const auto pushed = same_bits(kronex::kron(A, kronex::identity(8)).inverse(), distribute(b2, {P, 1}));

@@ -472,8 +472,9 @@ private:
       w.pipelined = m_chunks[i] > 1;
       w.chunks = chunks_of(w.block, m_chunks[i]);
       m_buffer_values = std::max(m_buffer_values, w.block.size());
-      if (i > 0) m_exchange_steps[i] = plan_exchange(i, grid);
       plan_local(d, ph, w);
+      if (m_sharing[i] == sharing::read && !reads_pieces_well(d, ph, grid)) m_sharing[i] = w.shared = sharing::pull;
+      if (i > 0) m_exchange_steps[i] = plan_exchange(i, grid);
       m_work.push_back(std::move(w));
     }
     m_setup = skipped_setup(d);
@@ -522,6 +523,36 @@ private:
     if (!ph.modes.empty()) return true;
     return ph.scales && std::any_of(d.factors.begin(), d.factors.end(),
                                     [](const factor_view<T>& f) { return f.kind == factor_kind::diagonal; });
+  }
+
+  // Whether phase ph's first local step reads a gathered operand (an exchange read by the next
+  // step) about as fast as one array. A panel step whose panels span several indices l of the
+  // lines before the mode (1 < R < a panel's lines) gathers each panel from runs of R values,
+  // which a gathered walk does not prefetch (tiles.hpp, panel_walk::source): out of cache that
+  // pass cost more than the copy it saves (2 ranks, grid (1,2,1), mode 1 with R = 192, 192^3:
+  // 14-23 % slower than copying; at 128^3 neither won; docs/performance.md). Such an exchange
+  // copies instead (pull) where the block is out of cache, as large as the output from which
+  // panel steps stream their stores (host_streaming_min_bytes, an eighth of the last-level
+  // cache). Every other first step reads as well from pieces: the last mode (R == 1: the pieces
+  // are prefetched), panels within one l (one run per row), rows, copies, scalings, GEMMs
+  // (which copy first). Decided on the block of the grid's first rank (coordinates 0, the
+  // largest where the split is uneven), so that every rank decides alike without a message
+  // (either way an exchange runs between the same two barriers).
+  bool reads_pieces_well(const operator_desc<T>& d, const exchange_phase& ph, const std::vector<int>& grid) const {
+    phase_work probe;
+    probe.block = ph.layout.block(grid, std::vector<int>(grid.size(), 0));
+    plan_local(d, ph, probe);
+    if (!probe.has_local) return true;
+    const plan_description p = host_plan<T>::explain(probe.local_desc, probe.block.extent);
+    if (p.steps.empty()) return true;
+    const step& first = p.steps.front();
+    const bool panels = std::holds_alternative<lu_subst_step>(first) ||
+                        (std::holds_alternative<matvec_step>(first) && !std::get<matvec_step>(first).gemm);
+    const step_base& st = step_info(first);
+    if (!panels || st.view.size() != 3) return true;
+    const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
+    const std::size_t panel_lines = strips_per_panel<T>(n, L * R, R) * strip_width<T>;
+    return R == 1 || R >= panel_lines || L * n * R * sizeof(T) < host_streaming_min_bytes();
   }
 
   // How the exchange into phase i uses shared memory. Where every group of ranks it exchanges
@@ -649,7 +680,7 @@ private:
   // The local operator for the modes solved in phase i, on this rank's block: the phase's
   // factors at their modes, diagonal scales (phase 0) restricted to the block, identities
   // elsewhere. None when the block is empty or has nothing to do.
-  void plan_local(const operator_desc<T>& d, const exchange_phase& ph, phase_work& w) {
+  void plan_local(const operator_desc<T>& d, const exchange_phase& ph, phase_work& w) const {
     operator_desc<T> local;
     local.trans = d.trans;
     local.inverse = d.inverse;
