@@ -450,6 +450,7 @@ private:
     }
     m_packed = choose_packing(d.options.exchanges);
     m_phases = plan_exchanges(m_global, grid, needs_local(d), m_layouts);
+    if constexpr (std::is_same_v<typename Ranks::local_plan, host_plan<T>>) regroup_modes(d, grid);
     m_expression = d.text();
     m_exchange_step_index.assign(m_phases.size(), 0);
 
@@ -523,6 +524,57 @@ private:
     if (!ph.modes.empty()) return true;
     return ph.scales && std::any_of(d.factors.begin(), d.factors.end(),
                                     [](const factor_view<T>& f) { return f.kind == factor_kind::diagonal; });
+  }
+
+  // Modes whole both in the input layout and in a chain phase's layout can be solved in either
+  // phase (solves commute); plan_exchanges puts them all in phase 0. One adjacent to the chain
+  // phase's mode moves into that phase where the first rank's local steps and copies then move
+  // at least its block's size fewer bytes (half a pass: not merely a smaller block where the
+  // split is uneven): there the two run as a fused pair, one pass over the block for both
+  // (host_plan.hpp, fuse_adjacent_modes), where phase 0 made a pass for it alone. On grid
+  // (1,1,2), mode 1 is solved with mode 2 after the exchange; on (1,2,1), mode 2 with mode 1.
+  // Phase 0 keeps at least one mode (without work it would push b into the peers' blocks); the
+  // chain phase's own mode stays first in its list. Decided on the grid's first rank's blocks,
+  // so that every rank makes the same schedule; a plan given a start layout keeps its schedule.
+  void regroup_modes(const operator_desc<T>& d, const std::vector<int>& grid) {
+    if (!m_layouts.start.empty()) return;
+    for (std::size_t i = 1; i < m_phases.size(); ++i) {
+      if (m_phases[i].gather || m_phases[i].modes.size() != 1) continue;
+      const std::size_t a = m_phases[i].modes.front();
+      for (const std::size_t k : {a - 1, a + 1}) {  // a - 1 wraps around for a = 0: in no phase
+        const std::vector<std::size_t>& first = m_phases[0].modes;
+        const auto at = std::find(first.begin(), first.end(), k);
+        if (at == first.end() || first.size() < 2 || m_phases[i].layout.split_by[k] >= 0) continue;
+        const std::vector<exchange_phase> kept = m_phases;
+        const double before = schedule_bytes(d, grid);
+        m_phases[0].modes.erase(at);
+        m_phases[i].modes.push_back(k);
+        if (!(schedule_bytes(d, grid) + block_bytes(i, grid) <= before)) m_phases = kept;
+      }
+    }
+  }
+
+  // Bytes of the grid's first rank's block in phase i.
+  double block_bytes(std::size_t i, const std::vector<int>& grid) const {
+    return double(m_phases[i].layout.block(grid, std::vector<int>(grid.size(), 0)).size() * sizeof(T));
+  }
+
+  // Memory traffic of the schedule m_phases on the grid's first rank: its local plans' bytes, and
+  // a copy of the block (read and written) for each exchange that its next step does not read.
+  double schedule_bytes(const operator_desc<T>& d, const std::vector<int>& grid) const {
+    const std::vector<int> first(grid.size(), 0);
+    double bytes = 0;
+    for (std::size_t i = 0; i < m_phases.size(); ++i) {
+      const exchange_phase& ph = m_phases[i];
+      phase_work probe;
+      probe.block = ph.layout.block(grid, first);
+      plan_local(d, ph, probe);
+      if (probe.has_local) bytes += host_plan<T>::explain(probe.local_desc, probe.block.extent).bytes();
+      const bool read = i > 0 && choose_sharing(d, i) == sharing::pull && d.options.fuse_shared_exchanges &&
+                        has_work(d, ph) && reads_pieces_well(d, ph, grid);
+      if (i > 0 && !ph.group_dims.empty() && !read) bytes += 2.0 * double(probe.block.size() * sizeof(T));
+    }
+    return bytes;
   }
 
   // Whether phase ph's first local step reads a gathered operand (an exchange read by the next
