@@ -75,15 +75,41 @@ prefetch_stream contiguous_stream(const T* src, const T* dst, std::size_t values
   return p;
 }
 
-// What to prefetch before reading `count` values of src from `at` on and writing them at dst: a
-// gathered source's pieces are not prefetched (their places are not one stream), the output is.
+// The stream over the pieces of `count` values of a gathered source from `at` on, each a run of
+// its own (as many lines as the longest piece, and one more where it starts inside a line),
+// listed in `starts` (which must outlive the stream), followed by the output's lines at dst.
+template <class T>
+prefetch_stream pieces_stream(const gathered_source<T>& src, std::size_t at, const T* dst, std::size_t count,
+                              std::vector<const char*>& starts) {
+  starts.clear();
+  std::size_t longest = 0;
+  src.tensor->for_each_piece(src.at + at, count, [&](const T* p, std::size_t values) {
+    starts.push_back(reinterpret_cast<const char*>(p));
+    longest = std::max(longest, values);
+  });
+  prefetch_stream p;
+  p.row_starts = starts.data();
+  p.rows = starts.size();
+  p.run_lines = (longest * sizeof(T) + 63) / 64 + 1;
+  p.write_base = reinterpret_cast<const char*>(dst);
+  p.write_lines = (count * sizeof(T) + 63) / 64;
+  return p;
+}
+
+// What to prefetch before reading `count` values of src from `at` on and writing them at dst. A
+// gathered source's pieces are listed in a buffer of this thread's that the next call replaces
+// (not panel_walk::source's: a row sweep passes this stream to the panel walk it runs): a fused
+// pair after an exchange fetches the next group of slabs from the peers' blocks while it solves
+// this one (2 ranks, 192^3, grid (1,1,2), modes 1 and 2 fused: 12.0 ms for the phase with only
+// the output prefetched, which made reading the exchange lose to copying it first).
 template <class T>
 prefetch_stream read_stream(const T* src, std::size_t at, const T* dst, std::size_t count) {
   return contiguous_stream(src + at, dst, count);
 }
 template <class T>
-prefetch_stream read_stream(const gathered_source<T>&, std::size_t, const T* dst, std::size_t count) {
-  return contiguous_stream(dst, dst, count);
+prefetch_stream read_stream(const gathered_source<T>& src, std::size_t at, const T* dst, std::size_t count) {
+  thread_local std::vector<const char*> starts;
+  return pieces_stream(src, at, dst, count, starts);
 }
 
 // How many lines a strip holds: 128 bytes of each row (16 doubles).
@@ -331,20 +357,8 @@ struct panel_walk {
   prefetch_stream source(std::size_t k, const gathered_source<T>& src, const T* dst) const {
     if (R > 1) return {};
     thread_local std::vector<const char*> starts;
-    starts.clear();
-    std::size_t longest = 0;
     const std::size_t m0 = k * S * V, m1 = std::min(m0 + S * V, lines());
-    src.tensor->for_each_piece(src.at + m0 * n, (m1 - m0) * n, [&](const T* p, std::size_t values) {
-      starts.push_back(reinterpret_cast<const char*>(p));
-      longest = std::max(longest, values);
-    });
-    prefetch_stream p;
-    p.row_starts = starts.data();
-    p.rows = starts.size();
-    p.run_lines = (longest * sizeof(T) + 63) / 64 + 1;
-    p.write_base = reinterpret_cast<const char*>(dst + m0 * n);
-    p.write_lines = ((m1 - m0) * n * sizeof(T) + 63) / 64;
-    return p;
+    return pieces_stream(src, m0 * n, dst + m0 * n, (m1 - m0) * n, starts);
   }
 
   // Panel k: work(panel, strips, ahead) runs the kernel in place on the gathered strips (laid out

@@ -586,8 +586,9 @@ private:
   // copies instead (pull) where the block is out of cache, as large as the output from which
   // panel steps stream their stores (host_streaming_min_bytes, an eighth of the last-level
   // cache). Every other first step reads as well from pieces: the last mode (R == 1: the pieces
-  // are prefetched), panels within one l (one run per row), rows, copies, scalings, GEMMs
-  // (which copy first). Decided on the block of the grid's first rank (coordinates 0, the
+  // are prefetched), a fused pair (each group of slabs read into the output, the next group's
+  // pieces prefetched meanwhile), panels within one l (one run per row), rows, copies,
+  // scalings, GEMMs (which copy first). Decided on the block of the grid's first rank (coordinates 0, the
   // largest where the split is uneven), so that every rank decides alike without a message
   // (either way an exchange runs between the same two barriers).
   bool reads_pieces_well(const operator_desc<T>& d, const exchange_phase& ph, const std::vector<int>& grid) const {
@@ -601,7 +602,7 @@ private:
     const bool panels = std::holds_alternative<lu_subst_step>(first) ||
                         (std::holds_alternative<matvec_step>(first) && !std::get<matvec_step>(first).gemm);
     const step_base& st = step_info(first);
-    if (!panels || st.view.size() != 3) return true;
+    if (!panels || st.view.size() != 3 || fused_with_next(first)) return true;
     const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
     const std::size_t panel_lines = strips_per_panel<T>(n, L * R, R) * strip_width<T>;
     return R == 1 || R >= panel_lines || L * n * R * sizeof(T) < host_streaming_min_bytes();
