@@ -1,6 +1,7 @@
 #pragma once
 // Runtime shapes and their printing. Below the expression layer kronex works on a shape held at
 // run time (type erasure at the plan boundary keeps compile times flat in the rank).
+#include <array>
 #include <cstddef>
 #include <sstream>
 #include <string>
@@ -35,6 +36,14 @@ inline std::string format_layout(const shape_t& s, const shape_t& strides) {
 inline std::size_t product(const shape_t& s, std::size_t begin = 0, std::size_t end = std::size_t(-1)) {
   std::size_t p = 1;
   for (std::size_t k = begin; k < s.size() && k < end; ++k) p *= s[k];
+  return p;
+}
+
+// The same for a fixed-rank shape, without building a vector (device tensors' size()).
+template <std::size_t N>
+constexpr std::size_t product(const std::array<std::size_t, N>& s) noexcept {
+  std::size_t p = 1;
+  for (const std::size_t e : s) p *= e;
   return p;
 }
 

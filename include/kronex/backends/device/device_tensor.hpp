@@ -42,11 +42,7 @@ public:
 
   T* data() const noexcept { return m_data; }
   const shape_type& shape() const noexcept { return m_shape; }
-  std::size_t size() const noexcept {
-    std::size_t n = 1;
-    for (const std::size_t e : m_shape) n *= e;
-    return n;
-  }
+  std::size_t size() const noexcept { return detail::product(m_shape); }
 
 private:
   T* m_data;
@@ -149,11 +145,7 @@ public:
   T* data() noexcept { return m_storage.data(); }
   const T* data() const noexcept { return m_storage.data(); }
   const shape_type& shape() const noexcept { return m_shape; }
-  std::size_t size() const noexcept {
-    std::size_t n = 1;
-    for (const std::size_t e : m_shape) n *= e;
-    return n;
-  }
+  std::size_t size() const noexcept { return detail::product(m_shape); }
   // The device memory itself (read-only: replacing it would break the shape); empty for size 0.
   const device_buffer<T>& storage() const noexcept { return m_storage; }
 
