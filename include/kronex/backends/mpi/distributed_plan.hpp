@@ -460,9 +460,7 @@ private:
     m_chunks.assign(m_phases.size(), 1);
     for (std::size_t i = 0; i < m_phases.size(); ++i) m_chunks[i] = pipeline_chunks(d, i);
     for (std::size_t i = 1; i < m_phases.size(); ++i)
-      if (m_sharing[i] == sharing::pull && d.options.fuse_shared_exchanges && has_work(d, m_phases[i]) &&
-          m_chunks[i] == 1)
-        m_sharing[i] = sharing::read;
+      if (m_chunks[i] == 1 && next_step_reads(d, i, grid)) m_sharing[i] = sharing::read;
     m_buffer_values = 0;
     for (std::size_t i = 0; i < m_phases.size(); ++i) {
       const exchange_phase& ph = m_phases[i];
@@ -474,7 +472,6 @@ private:
       w.chunks = chunks_of(w.block, m_chunks[i]);
       m_buffer_values = std::max(m_buffer_values, w.block.size());
       plan_local(d, ph, w);
-      if (m_sharing[i] == sharing::read && !reads_pieces_well(d, ph, grid)) m_sharing[i] = w.shared = sharing::pull;
       if (i > 0) m_exchange_steps[i] = plan_exchange(i, grid);
       m_work.push_back(std::move(w));
     }
@@ -538,6 +535,7 @@ private:
   // so that every rank makes the same schedule; a plan given a start layout keeps its schedule.
   void regroup_modes(const operator_desc<T>& d, const std::vector<int>& grid) {
     if (!m_layouts.start.empty()) return;
+    double bytes = schedule_bytes(d, grid);  // of the schedule kept so far
     for (std::size_t i = 1; i < m_phases.size(); ++i) {
       if (m_phases[i].gather || m_phases[i].modes.size() != 1) continue;
       const std::size_t a = m_phases[i].modes.front();
@@ -546,10 +544,11 @@ private:
         const auto at = std::find(first.begin(), first.end(), k);
         if (at == first.end() || first.size() < 2 || m_phases[i].layout.split_by[k] >= 0) continue;
         const std::vector<exchange_phase> kept = m_phases;
-        const double before = schedule_bytes(d, grid);
         m_phases[0].modes.erase(at);
         m_phases[i].modes.push_back(k);
-        if (!(schedule_bytes(d, grid) + block_bytes(i, grid) <= before)) m_phases = kept;
+        const double moved = schedule_bytes(d, grid);
+        if (moved + block_bytes(i, grid) <= bytes) bytes = moved;
+        else m_phases = kept;
       }
     }
   }
@@ -570,11 +569,18 @@ private:
       probe.block = ph.layout.block(grid, first);
       plan_local(d, ph, probe);
       if (probe.has_local) bytes += host_plan<T>::explain(probe.local_desc, probe.block.extent).bytes();
-      const bool read = i > 0 && choose_sharing(d, i) == sharing::pull && d.options.fuse_shared_exchanges &&
-                        has_work(d, ph) && reads_pieces_well(d, ph, grid);
-      if (i > 0 && !ph.group_dims.empty() && !read) bytes += 2.0 * double(probe.block.size() * sizeof(T));
+      if (i > 0 && !ph.group_dims.empty() && !next_step_reads(d, i, grid))
+        bytes += 2.0 * double(probe.block.size() * sizeof(T));
     }
     return bytes;
+  }
+
+  // Whether the exchange into phase i is read by that phase's first step (sharing::read), unless
+  // the phase is pipelined: an exchange that pulls in shared memory, with fusing on, into a phase
+  // with work whose first step reads pieces well.
+  bool next_step_reads(const operator_desc<T>& d, std::size_t i, const std::vector<int>& grid) const {
+    return choose_sharing(d, i) == sharing::pull && d.options.fuse_shared_exchanges && has_work(d, m_phases[i]) &&
+           reads_pieces_well(d, m_phases[i], grid);
   }
 
   // Whether phase ph's first local step reads a gathered operand (an exchange read by the next
