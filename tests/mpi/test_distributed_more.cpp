@@ -23,7 +23,9 @@
 //    serial host's applying the modes in the plan's order, on every grid, with every transport;
 //  - within a node: pulled and pushed shared-memory exchanges, and the exchange from b straight
 //    into x that goes through MPI, give the subarray exchanges' bits, in place too; a rank whose
-//    block is solved late is waited for;
+//    block is solved late is waited for, and so is a rank that reads the peers' blocks late (its
+//    barriers delayed through the MPI profiling interface): no rank writes a block a peer still
+//    reads; a copy long enough to stream gives the same bits;
 //  - collective errors: a grid of another size, a global shape that does not match the factors,
 //    a factor singular on one rank only (that rank throws singular_factor, the others an error
 //    naming it); an input or output of another global shape or grid passed to operator()
@@ -47,6 +49,24 @@
 #include <vector>
 
 #include "kronex_mpi_test_support.hpp"
+
+// The MPI profiling interface: this program's MPI_Barrier (which kronex's shared-memory exchanges
+// call) returns `barrier_delay` later on world rank `barrier_delay_rank` (none: -1), so that rank
+// starts whatever follows a barrier, such as reading the peers' blocks, after the others.
+namespace {
+int barrier_delay_rank = -1;
+constexpr std::chrono::milliseconds barrier_delay{20};
+} // namespace
+
+extern "C" int MPI_Barrier(MPI_Comm comm) {
+  const int rc = PMPI_Barrier(comm);
+  if (barrier_delay_rank >= 0) {
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == barrier_delay_rank) std::this_thread::sleep_for(barrier_delay);
+  }
+  return rc;
+}
 
 namespace {
 
@@ -813,6 +833,64 @@ BOOST_AUTO_TEST_CASE(exchanges_within_a_node) {
   const auto second = kronex_test::gather(fast(distribute(b3_again, {P, 1, 1})));
   BOOST_TEST((second == kronex_test::gather(mpi(distribute(b3_again, {P, 1, 1})))));
   BOOST_TEST((first == kronex_test::gather(mpi(distribute(b3, {P, 1, 1})))));
+}
+
+// A rank that reads the peers' solved blocks late (every barrier returns 20 ms later on the last
+// rank) must be waited for: after an exchange's reads, a second barrier keeps each rank from
+// writing its buffers (the next exchange copies its own part into the buffer the peers were
+// reading) before every peer has read them. Grids with three exchanges (4 ranks: two split axes),
+// exchanges read by the next step and copied: the bits of the exchanges through MPI.
+BOOST_AUTO_TEST_CASE(a_late_reader_is_waited_for) {
+  using T = double;
+  const int P = world_size();
+  if (P != 4 || !kronex_test::one_node()) return;
+  kronex::compile_options subarray, copied;
+  subarray.exchanges = kronex::exchange_transport::subarray;
+  copied.fuse_shared_exchanges = false;
+  const auto A = band<T>(9, 1, 2, boundary::clamped);
+  const auto B = band<T>(8, 2, 1, boundary::periodic);
+  const auto C = band<T>(7, 1, 1, boundary::clamped);
+  const auto K = kronex::kron(A, B, C).inverse();
+  const auto b3 = random_tensor<T, 3>({9, 8, 7});
+  for (const std::array<int, 3>& grid : {std::array<int, 3>{2, 2, 1}, {1, 2, 2}, {2, 1, 2}})
+    BOOST_TEST_CONTEXT(grid_text(grid)) {
+      const auto bd = distribute(b3, grid);
+      const auto expected = kronex_test::gather(kronex::compile(K, bd, subarray)(bd));
+      for (const kronex::compile_options& options : {kronex::compile_options{}, copied}) {
+        auto solver = kronex::compile(K, bd, options);
+        BOOST_TEST_REQUIRE(solver.exchanges() == 3u);
+        barrier_delay_rank = P - 1;
+        const auto x = solver(bd);
+        barrier_delay_rank = -1;
+        BOOST_TEST((kronex_test::gather(x) == expected), solver);
+      }
+    }
+}
+
+// A shared-memory copy of a block large enough to stream (every block, with
+// KRONEX_HOST_STREAMING_MIN_BYTES=0), with runs past copy_box_streaming_min_run (the return on
+// (P,1,1) copies whole lines of axes 1 and 2, 2 x 1100 values): the bits of the exchanges through
+// MPI.
+BOOST_AUTO_TEST_CASE(streamed_copies_into_x) {
+  using T = double;
+  const int P = world_size();
+  if (P == 1 || !kronex_test::one_node()) return;
+  setenv("KRONEX_HOST_STREAMING_MIN_BYTES", "0", 1);
+  struct restore {
+    ~restore() { unsetenv("KRONEX_HOST_STREAMING_MIN_BYTES"); }
+  } restore_after;
+  kronex::compile_options subarray;
+  subarray.exchanges = kronex::exchange_transport::subarray;
+  const std::size_t n0 = 2 * std::size_t(P) + 1;  // uneven
+  const auto K = kronex::kron(band<T>(n0, 1, 2, boundary::clamped), band<T>(2 * std::size_t(P), 1, 1, boundary::periodic),
+                              kronex::identity(1100)).inverse();
+  BOOST_TEST_REQUIRE(1100 * sizeof(T) >= kronex::detail::copy_box_streaming_min_run);
+  const auto bd = distribute(random_tensor<T, 3>({n0, 2 * std::size_t(P), 1100}), {P, 1, 1});
+  auto shared = kronex::compile(K, bd);
+  BOOST_TEST(exchange_methods_of(shared.plan()).back() == "pairwise shared memory");
+  BOOST_TEST(reads_by_next_step(shared.plan()).back() == false);  // the return copies
+  auto x = shared(bd);
+  BOOST_TEST((kronex_test::gather(x) == kronex_test::gather(kronex::compile(K, bd, subarray)(bd))), shared);
 }
 
 // ---- where the modes whole in the input layout are solved -----------------------------------------

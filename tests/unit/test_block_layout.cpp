@@ -3,7 +3,9 @@
 //    differ by at most 1 and the larger come first (10 on 3: 4, 3, 3), for N in 0..40, P in 1..8;
 //  - block_layout::block on split and whole axes, with a grid dimension that splits no axis
 //    (replicated), and text();
-//  - intersect and copy_box against naive element loops, on random boxes in 1D to 4D;
+//  - intersect and copy_box against naive element loops, on random boxes in 1D to 4D; copy_box
+//    with streaming stores against the plain copy, runs around the streaming threshold, into
+//    destinations at every 8-byte offset within a cache line;
 //  - plan_exchanges on every grid of 1 to 6 dimensions with at most 4 ranks, for every pattern of
 //    modes that need locality, on regular and tiny (fewer points than ranks) shapes:
 //      exchanges <= (split modes needing locality) + 1 (exactly that with a whole axis to spare,
@@ -304,6 +306,35 @@ BOOST_AUTO_TEST_CASE(copy_box_matches_element_loop) {
   // An empty part touches nothing, even with null pointers.
   const box empty{{1, 0}, {0, 3}};
   kronex::detail::copy_box<double>(empty, empty, nullptr, empty, nullptr);
+}
+
+// Streaming stores write each run's whole cache lines non-temporally and the partial lines at its
+// ends with plain stores: the result must be the plain copy's, for runs just under, at and over
+// the streaming threshold, into destinations at every offset within a cache line (a wrong head
+// or tail length drops or duplicates values at the run's ends), and the values around the part
+// untouched.
+BOOST_AUTO_TEST_CASE(copy_box_streaming_matches_plain_copy) {
+  const std::size_t threshold = kronex::detail::copy_box_streaming_min_run / sizeof(double);
+  for (std::size_t shift = 0; shift < 8; ++shift) {
+    for (int trial = 0; trial < 12; ++trial) {
+      // 3D blocks whose last axis gives runs around the threshold; the part may cut the last axis
+      // (runs of its extent) or span it whole (runs merged over the middle axis).
+      const shape_t space{uniform(1, 4), uniform(1, 3), uniform(threshold - 3, threshold + 40)};
+      const box from{{0, 0, 0}, space};
+      box to = random_sub_box(from, false);
+      if (trial % 2 == 0) to.offset[2] = 0, to.extent[2] = space[2];  // rows whole in the destination
+      box part = random_sub_box(to, false);
+      if (trial % 3 != 2) part.offset[2] = to.offset[2], part.extent[2] = to.extent[2];  // ... and in the part
+      std::vector<double> src(from.size());
+      for (std::size_t i = 0; i < src.size(); ++i) src[i] = double(i) + 0.5;
+      std::vector<double> plain(to.size() + 16, -1.0), streamed(to.size() + 16, -1.0);
+      kronex::detail::copy_box(part, from, src.data(), to, plain.data() + shift, false);
+      kronex::detail::copy_box(part, from, src.data(), to, streamed.data() + shift, true);
+      kronex::detail::streaming_stores_done();
+      BOOST_TEST(streamed == plain, "shift " << shift << " part " << text(part.offset) << text(part.extent) << " to "
+                                             << text(to.offset) << text(to.extent));
+    }
+  }
 }
 
 // ---- plan_exchanges ------------------------------------------------------------------------------

@@ -24,19 +24,25 @@
 
 namespace kronex::detail {
 
-// memcpy(to, from, bytes) with non-temporal stores for the 16-byte units aligned in `to`
-// (plain stores for the bytes before and after them, and everywhere without SSE2).
-inline void stream_copy(void* to, const void* from, std::size_t bytes) {
+// memcpy(to, from, bytes) with non-temporal stores for the `unit`-byte units aligned in `to`
+// (plain stores for the bytes before and after them, and everywhere without SSE2); `unit` is a
+// multiple of 16. A unit of a cache line (64) leaves a partial line at either end of the range
+// to plain stores: a non-temporal write of part of a line is a slow partial write to memory, so
+// for short ranges in an array that is not line-aligned (runs of a few lines each), whole lines
+// only is faster.
+inline void stream_copy(void* to, const void* from, std::size_t bytes, std::size_t unit = 16) {
 #if defined(__SSE2__)
   char* d = static_cast<char*>(to);
   const char* s = static_cast<const char*>(from);
-  const std::size_t head = std::min<std::size_t>(bytes, (16 - reinterpret_cast<std::uintptr_t>(d) % 16) % 16);
+  const std::size_t head = std::min<std::size_t>(bytes, (unit - reinterpret_cast<std::uintptr_t>(d) % unit) % unit);
   std::memcpy(d, s, head);
   d += head, s += head, bytes -= head;
-  for (; bytes >= 16; bytes -= 16, d += 16, s += 16)
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+  for (; bytes >= unit; bytes -= unit)
+    for (std::size_t k = 0; k < unit; k += 16, d += 16, s += 16)
+      _mm_stream_si128(reinterpret_cast<__m128i*>(d), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
   std::memcpy(d, s, bytes);
 #else
+  (void)unit;
   std::memcpy(to, from, bytes);
 #endif
 }

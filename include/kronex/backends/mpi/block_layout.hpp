@@ -11,6 +11,7 @@
 
 #include "../../core/error.hpp"
 #include "../../core/shape.hpp"
+#include "../host/streaming_stores.hpp"
 
 namespace kronex::detail {
 
@@ -73,13 +74,24 @@ struct block_layout {
 // into a block stored at `dst` (its box `to`). Both boxes contain `part`. The copy runs over
 // contiguous runs: the last axis, merged with the axes before it while the part spans them whole
 // in both blocks; the run starts advance by strides, not recomputed per run.
+//
+// `streaming` asks for non-temporal stores (streaming_stores.hpp; the caller then orders them with
+// streaming_stores_done() before dst is read), for a destination too large to stay in the cache,
+// whose lines plain stores would first read from memory. They are used for runs of at least
+// copy_box_streaming_min_run bytes, writing each run's whole cache lines: on the development VM
+// (docs/performance.md) streaming the 768-byte runs of a return on grid (1,1,2) at 192^3, whose
+// source is read every other half-line, was slower in 7 of 8 runs, and the long runs of the other
+// grids faster in every one.
+inline constexpr std::size_t copy_box_streaming_min_run = 8192;
+
 template <class T>
-void copy_box(const box& part, const box& from, const T* src, const box& to, T* dst) {
+void copy_box(const box& part, const box& from, const T* src, const box& to, T* dst, bool streaming = false) {
   const std::size_t D = part.extent.size();
   if (part.size() == 0) return;
   const shape_t src_strides = c_strides(from.extent), dst_strides = c_strides(to.extent);
   std::size_t j = D - 1, run = part.extent[D - 1];  // runs cover axes j.. (j partial, the rest whole)
   while (j > 0 && part.extent[j] == from.extent[j] && part.extent[j] == to.extent[j]) run *= part.extent[--j];
+  streaming = streaming && run * sizeof(T) >= copy_box_streaming_min_run;
   std::size_t s = 0, d = 0;
   for (std::size_t k = 0; k < D; ++k) {
     s += (part.offset[k] - from.offset[k]) * src_strides[k];
@@ -87,7 +99,8 @@ void copy_box(const box& part, const box& from, const T* src, const box& to, T* 
   }
   shape_t idx(j, 0);  // position within `part` on the axes before j
   while (true) {
-    std::copy_n(src + s, run, dst + d);
+    if (streaming) stream_copy(dst + d, src + s, run * sizeof(T), 64);
+    else std::copy_n(src + s, run, dst + d);
     std::size_t k = j;
     while (k-- > 0) {
       if (++idx[k] < part.extent[k]) {

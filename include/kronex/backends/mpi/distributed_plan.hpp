@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstring>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -133,6 +134,7 @@ public:
     const std::vector<int>& grid = comm->grid();
     collective(comm->get(), [&] {
       m_ranks.init();  // device ranks: a device must be visible (checked on every rank together)
+      m_streaming_min_bytes = host_streaming_min_bytes();
       prepare(d, grid);
       instantiate_local();
     });
@@ -316,11 +318,13 @@ private:
   // block is solved (a barrier), each peer's part straight from the buffer `k` the peer wrote;
   // a second barrier tells the peers that their buffers are free again. No MPI message, no
   // intermediate copy: every value of the next block is read where it was solved and written
-  // once.
+  // once, with streaming stores when the block is large (streams()).
   void pull(phase_work& w, const box& from, const T* src, T* dst, std::size_t k) {
-    copy_box(w.own.front(), from, src, w.block, dst);
+    const bool stream = streams(w.block);
+    copy_box(w.own.front(), from, src, w.block, dst, stream);
     node_barrier(w.comm);
-    for (const part& g : w.recvs) copy_box(g.where, g.block, peer_buffer(g.node, k), w.block, dst);
+    for (const part& g : w.recvs) copy_box(g.where, g.block, peer_buffer(g.node, k), w.block, dst, stream);
+    if (stream) streaming_stores_done();
     node_barrier(w.comm);
     count_sends(w);
   }
@@ -330,11 +334,19 @@ private:
   // the barrier tells the peers that their blocks are complete. Nothing reads those buffers
   // before (the run before ended with every rank agreeing, deferred_failure::agree).
   void push(phase_work& w, const box& from, const T* src, T* dst, std::size_t k) {
-    copy_box(w.own.front(), from, src, w.block, dst);
-    for (const part& s : w.sends.front()) copy_box(s.where, from, src, s.block, peer_buffer(s.node, k));
+    const bool stream = streams(w.block);  // every rank's next block is about its size
+    copy_box(w.own.front(), from, src, w.block, dst, stream);
+    for (const part& s : w.sends.front()) copy_box(s.where, from, src, s.block, peer_buffer(s.node, k), stream);
+    if (stream) streaming_stores_done();
     node_barrier(w.comm);
     count_sends(w);
   }
+
+  // Whether a shared-memory exchange writes the next block `b` with streaming stores: from the
+  // size at which host plans stream a step's output (host_streaming_min_bytes(), read when the
+  // plan was compiled). Plain stores would read each line of the block from memory before
+  // writing it: three passes of traffic for a copy instead of two.
+  bool streams(const box& b) const { return b.size() * sizeof(T) >= m_streaming_min_bytes; }
 
   // A read exchange: the cells of the next block at this rank's solved block (src) and the
   // peers' buffers `k`.
@@ -1058,6 +1070,7 @@ private:
   }
 
   Ranks m_ranks;
+  std::size_t m_streaming_min_bytes = SIZE_MAX;  // streams(): host_streaming_min_bytes() when compiled
   std::shared_ptr<cart_comm> m_comm;
   shape_t m_global;
   exchange_options m_layouts;  // where the plan starts and ends
