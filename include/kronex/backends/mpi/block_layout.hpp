@@ -75,9 +75,9 @@ struct block_layout {
 // contiguous runs: the last axis, merged with the axes before it while the part spans them whole
 // in both blocks; the run starts advance by strides, not recomputed per run.
 //
-// `streaming` asks for non-temporal stores (streaming_stores.hpp; the caller then orders them with
-// streaming_stores_done() before dst is read), for a destination too large to stay in the cache,
-// whose lines plain stores would first read from memory. They are used for runs of at least
+// `streaming` asks for non-temporal stores (streaming_stores.hpp; fenced before returning, so dst
+// is ready like after plain stores), for a destination too large to stay in the cache, whose
+// lines plain stores would first read from memory. They are used for runs of at least
 // copy_box_streaming_min_run bytes, writing each run's whole cache lines: on the development VM
 // (docs/performance.md) streaming the 768-byte runs of a return on grid (1,1,2) at 192^3, whose
 // source is read every other half-line, was slower in 7 of 8 runs, and the long runs of the other
@@ -112,8 +112,9 @@ void copy_box(const box& part, const box& from, const T* src, const box& to, T* 
       s -= (part.extent[k] - 1) * src_strides[k];
       d -= (part.extent[k] - 1) * dst_strides[k];
     }
-    if (k == std::size_t(-1)) return;
+    if (k == std::size_t(-1)) break;
   }
+  if (streaming) streaming_stores_done();
 }
 
 } // namespace kronex::detail

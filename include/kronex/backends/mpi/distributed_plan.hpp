@@ -324,7 +324,6 @@ private:
     copy_box(w.own.front(), from, src, w.block, dst, stream);
     node_barrier(w.comm);
     for (const part& g : w.recvs) copy_box(g.where, g.block, peer_buffer(g.node, k), w.block, dst, stream);
-    if (stream) streaming_stores_done();
     node_barrier(w.comm);
     count_sends(w);
   }
@@ -337,7 +336,6 @@ private:
     const bool stream = streams(w.block);  // every rank's next block is about its size
     copy_box(w.own.front(), from, src, w.block, dst, stream);
     for (const part& s : w.sends.front()) copy_box(s.where, from, src, s.block, peer_buffer(s.node, k), stream);
-    if (stream) streaming_stores_done();
     node_barrier(w.comm);
     count_sends(w);
   }
