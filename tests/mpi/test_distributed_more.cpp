@@ -35,6 +35,7 @@
 #define BOOST_TEST_MODULE test_distributed_more
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <complex>
@@ -784,6 +785,37 @@ BOOST_AUTO_TEST_CASE(exchanges_within_a_node) {
       if (!expected.empty()) expected.back() = false;
       BOOST_TEST(reads_by_next_step(solver.plan()) == expected, solver);
     }
+  // The return into x (nothing is left to solve after it) copies only the peers' parts where the
+  // phase before writes this rank's own part into x itself (a scattered output): its last step
+  // runs in panels (substitution), not as GEMMs (dense inverse). Its bytes drop by the own part,
+  // the plan says which step wrote it, and the bits are those of the subarray exchanges, out of
+  // place and in place.
+  for (const auto& grid : grids_for<3>(P))
+    for (const auto how : {kronex::solve_method::substitution, kronex::solve_method::dense_inverse})
+      BOOST_TEST_CONTEXT(grid_text(grid) << (how == kronex::solve_method::substitution ? ", substitution" : ", dense inverse")) {
+        kronex::compile_options o, o_subarray;
+        o.solves = o_subarray.solves = how;
+        o_subarray.exchanges = kronex::exchange_transport::subarray;
+        const auto K = kronex::kron(A, B, C).inverse();
+        auto bd = distribute(b3, grid);
+        auto solver = kronex::compile(K, bd, o);
+        auto reference = kronex::compile(K, bd, o_subarray);
+        const auto expected = kronex_test::gather(reference(bd));
+        BOOST_TEST((kronex_test::gather(solver(bd)) == expected), solver);
+        solver(bd, bd);
+        BOOST_TEST((kronex_test::gather(bd) == expected), solver);
+        const auto& steps = solver.plan().steps;
+        const auto* e = std::get_if<kronex::exchange_step>(&steps.back());
+        BOOST_TEST_REQUIRE(e != nullptr, solver);
+        // On a 2D grid a rank may keep none of its block (nothing of its own to write).
+        const bool split_once = std::count(grid.begin(), grid.end(), 1) == 2;
+        if (split_once) BOOST_TEST(e->own_bytes > 0.0, solver);
+        const bool written = how == kronex::solve_method::substitution && e->own_bytes > 0.0;
+        BOOST_TEST(e->own_written_by == (written ? long(steps.size()) - 2 : -1L), solver);
+        const double block = double(bd.local().size() * sizeof(T));
+        BOOST_TEST(e->bytes == 2.0 * block - (written ? 2.0 * e->own_bytes : 0.0), solver);
+        BOOST_TEST((kronex::to_string(solver.plan()).find(" written by step ") != std::string::npos) == written);
+      }
   // Out of cache (KRONEX_HOST_STREAMING_MIN_BYTES=0 makes every block count as such), an exchange
   // into a mode whose panels span several lines before it copies instead: mode 1 alone on
   // (1,P,1) (mode 2 is an identity), where R (the block's extent along axis 2, 7 here) is below a

@@ -250,6 +250,12 @@ template <class T>
 struct scattered_tensor {
   std::vector<std::vector<T>> arrays;  // one per cell
   std::unique_ptr<kronex::detail::gathered_tensor<T>> tensor;
+  // Where the cells are, to lay a scattered_output over the same arrays: the cuts, and per array
+  // its cell, strides and the index of the cell's first value.
+  std::vector<std::vector<std::size_t>> cuts;
+  std::vector<std::size_t> cell;
+  std::vector<kronex::shape_t> strides;
+  std::vector<std::size_t> first;
 };
 
 template <class T>
@@ -265,6 +271,7 @@ scattered_tensor<T> scatter(const T* b, const kronex::shape_t& shape, std::size_
   }
   scattered_tensor<T> s;
   s.tensor = std::make_unique<kronex::detail::gathered_tensor<T>>(shape, at);
+  s.cuts = at;
   const kronex::shape_t strides = kronex::detail::c_strides(shape);
   std::vector<std::size_t> interval(d, 0);
   for (std::size_t c = 0; c < s.tensor->cells(); ++c) {
@@ -290,6 +297,9 @@ scattered_tensor<T> scatter(const T* b, const kronex::shape_t& shape, std::size_
       }
     }
     s.tensor->set_cell(s.tensor->cell_index(interval), a.data(), cell_strides, start);
+    s.cell.push_back(s.tensor->cell_index(interval));
+    s.strides.push_back(cell_strides);
+    s.first.push_back(start);
     s.arrays.push_back(std::move(a));  // the vector's buffer moves with it: the pointer stays valid
     for (std::size_t k = d; k-- > 0;) {
       if (++interval[k] < at[k].size()) break;

@@ -127,6 +127,8 @@ struct exchange_step : step_base {
   std::size_t messages = 0;     // the most messages any rank sends
   double message_bytes = 0;     // the most bytes any rank sends
   double own_bytes = 0;         // this rank's own part, copied locally (never sent)
+  long own_written_by = -1;     // shared memory, the return into x: the step that wrote the own
+                                // part into x itself (then not copied here); -1: none
   bool read_by_next = false;    // shared memory: no copy of its own; the next step reads each value
                                 // of its operand where the peer that solved it holds it
   std::size_t chunks = 0;       // pipelined: the local work before it runs in (at most) this many

@@ -35,6 +35,7 @@
 #include "cache_aligned.hpp"
 #include "cost_model.hpp"
 #include "gathered_tensor.hpp"
+#include "scattered_output.hpp"
 #include "gemm_apply.hpp"
 #include "host_threads.hpp"
 #include "lu_factors.hpp"
@@ -58,6 +59,7 @@ struct host_blueprint {
   std::vector<std::size_t> sweep_rows;  // per row sweep's first step: rows of a block (row_sweep.hpp)
   // One panel; the panel buffer holds `panels` of them, or an in-place GEMM chunk if larger.
   std::size_t panel_values = 0, panels = 0, gemm_values = 0, slab_values = 0, line_values = 0;
+  std::size_t scatter_slab_values = 0;  // a last fused pair's substitution into a scattered output
   std::size_t threads = 1;  // each has its own panel buffer and slab buffer
   // Per thread, in whole cache lines (cache_aligned.hpp), so each thread's buffers start on one.
   std::size_t panel_buffer_values() const { return whole_cache_lines<T>(std::max(panels * panel_values, gemm_values)); }
@@ -119,6 +121,12 @@ bool fusable_modes(const step_base& a, const step_base& b) {
   return b.mode == a.mode + 1 && a.view[0] != 1 && a.view[1] * a.view[2] * sizeof(T) <= fused_slab_bytes;
 }
 
+// The slabs of a fused pair's first step (view (L, n, R)) processed at once.
+template <class T>
+std::size_t slab_group_of(const shape_t& view) {
+  return std::min(view[0], std::max<std::size_t>(1, slab_group_bytes / (view[1] * view[2] * sizeof(T))));
+}
+
 template <class T>
 void fuse_adjacent_modes(host_blueprint<T>& bp) {
   const double size = double(product(bp.desc.shape));
@@ -133,10 +141,14 @@ void fuse_adjacent_modes(host_blueprint<T>& bp) {
                             [](auto&) {}},
                  bp.steps[t]);  // one read and one write of the tensor for the pair
     }
-    bp.slab_group[s] = std::min(a.view[0], std::max<std::size_t>(1, slab_group_bytes / (slab * sizeof(T))));
-    // A substitution works in place on the group in x; an apply needs a buffer for it.
+    bp.slab_group[s] = slab_group_of<T>(a.view);
+    // A substitution works in place on the group in x; an apply needs a buffer for it, and so
+    // does a substitution whose pair writes a scattered output (host_plan::run_scattered: only
+    // the plan's last pair, whose buffer is allocated on such a run).
     if (std::holds_alternative<matvec_step>(bp.steps[s]))
       bp.slab_values = std::max(bp.slab_values, bp.slab_group[s] * slab);
+    else if (s + 2 == bp.steps.size())
+      bp.scatter_slab_values = bp.slab_group[s] * slab;
     ++s;
   }
 }
@@ -353,6 +365,36 @@ public:
   // them. A first step that runs as GEMMs (BLAS reads one array) copies b into x first.
   void run(const gathered_tensor<T>& b, T* x);
 
+  // x = plan(b) written into a scattered output of shape() (scattered_output.hpp): the steps
+  // before the last piece run in place in x's home, and the last piece writes each value where
+  // x's cells put it; x's home and cells must not overlap b. Only plans whose last piece runs in
+  // panels can (scatters_output(): a substitution or an apply by row program, alone or as the
+  // second step of a fused pair); others throw kronex::error.
+  void run(const T* b, const scattered_output<T>& x);
+  void run(const gathered_tensor<T>& b, const scattered_output<T>& x);
+
+  // Whether a plan of this description can write a scattered output: its last step runs in
+  // panels (is_panel_step) and is not the second of a row sweep.
+  static bool scatters_output(const plan_description& d) {
+    if (d.steps.empty()) return false;
+    const step& last = d.steps.back();
+    const bool panels = std::holds_alternative<lu_subst_step>(last) ||
+                        (std::holds_alternative<matvec_step>(last) && !std::get<matvec_step>(last).gemm);
+    return panels && !(d.steps.size() > 1 && interleaved_with_next(d.steps[d.steps.size() - 2]));
+  }
+  bool scatters_output() const { return scatters_output(m_desc); }
+
+  // The workspace a scattered run adds (allocated on the first): a last fused pair whose first
+  // step is a substitution works in a slab buffer per thread instead of in place (run_piece).
+  static std::size_t scattered_workspace_bytes(const plan_description& d) {
+    if (!scatters_output(d) || d.steps.size() < 2) return 0;
+    const step& first = d.steps[d.steps.size() - 2];
+    if (!std::holds_alternative<lu_subst_step>(first) || !fused_with_next(first)) return 0;
+    const shape_t& view = step_info(first).view;
+    const std::size_t values = whole_cache_lines<T>(slab_group_of<T>(view) * view[1] * view[2]);
+    return std::max<std::size_t>(d.threads, 1) * values * sizeof(T);
+  }
+
 private:
   // The first step (or fused pair, or row sweep) reads src, a pointer or a gathered source;
   // every later one works in place on x.
@@ -363,10 +405,35 @@ private:
     while (s < m_steps.size()) s = run_piece(s, static_cast<const T*>(x), x);
   }
 
-  // Step s from src into x, with the step after it where they run together; returns the next
-  // step.
+  // As run_from into a scattered output: the pieces before the last in place in its home.
   template <class Src>
-  std::size_t run_piece(std::size_t s, const Src& src, T* x) {
+  void run_scattered(const Src& b, const scattered_output<T>& x) {
+    if (!scatters_output())
+      throw error("kronex: a host plan writes a scattered output only when its last step runs in panels");
+    if (x.extent() != m_shape)
+      throw dimension_mismatch(message("kronex: a scattered output of shape ", format_shape(x.extent()),
+                                       " for a plan of shape ", format_shape(m_shape)));
+    const std::size_t last = m_steps.size() >= 2 && m_slab_group[m_steps.size() - 2] > 0 ? m_steps.size() - 2
+                                                                                          : m_steps.size() - 1;
+    T* home = x.home();
+    const scattered_target<T> target{&x, 0};
+    if (last + 1 < m_steps.size() && m_slab.size() < m_threads * m_scatter_slab_stride) {
+      m_slab_stride = std::max(m_slab_stride, m_scatter_slab_stride);
+      m_slab.assign(m_threads * m_slab_stride, T(0));
+    }
+    if (last == 0) {
+      run_piece(0, b, target);
+      return;
+    }
+    std::size_t s = run_piece(0, b, home);
+    while (s < last) s = run_piece(s, static_cast<const T*>(home), home);
+    run_piece(s, static_cast<const T*>(home), target);
+  }
+
+  // Step s from src into x, with the step after it where they run together; returns the next
+  // step. x: a pointer, or a scattered output (no row sweep then: scatters_output()).
+  template <class Src, class Dst>
+  std::size_t run_piece(std::size_t s, const Src& src, const Dst& x) {
     const step_base& st = info(s);
     const std::size_t L = st.view[0], n = st.view[1], R = st.view[2];
     if (m_slab_group[s] > 0) {
@@ -377,23 +444,33 @@ private:
       // Groups are independent: each thread runs whole groups (in its own slab buffer).
       const step_base& next = info(s + 1);
       const std::size_t slab = n * R, group = m_slab_group[s];
-      const bool in_place = std::holds_alternative<lu_subst_step>(m_steps[s]);
+      // Into a scattered output the substitution works in the slab buffer too: in the output's
+      // home, each line of the group would be read from memory, and the home's part that goes
+      // elsewhere written back to it, on top of the writes of the second step.
+      const bool substitution = std::holds_alternative<lu_subst_step>(m_steps[s]);
+      const bool in_place = substitution && std::is_pointer_v<Dst>;
       parallel_pieces((L + group - 1) / group, m_threads, [&](std::size_t k, std::size_t t) {
         const std::size_t l = k * group, g = std::min(group, L - l);
-        T* work = in_place ? x + l * slab : m_slab.data() + t * m_slab_stride;
-        if (in_place) solve_slabs(s, g, n, R, src + l * slab, work, t);
+        T* work = nullptr;
+        if constexpr (std::is_pointer_v<Dst>) work = in_place ? x + l * slab : nullptr;
+        if (!in_place) work = m_slab.data() + t * m_slab_stride;
+        if (substitution) solve_slabs(s, g, n, R, src + l * slab, work, t);
         else run_step(s, g, n, R, src + l * slab, work, t);
-        // Meanwhile the next group, contiguous in the tensor, is fetched for the first step.
-        prefetch_stream ahead = l + g < L ? read_stream(src, (l + g) * slab, x + (l + g) * slab,
-                                                        std::min(group, L - l - g) * slab)
+        // Meanwhile the next group, contiguous in the tensor, is fetched for the first step, and
+        // its place in the output for writing (a scattered output's is not).
+        T* next_out = nullptr;
+        if constexpr (std::is_pointer_v<Dst>) next_out = x + (l + g) * slab;
+        prefetch_stream ahead = l + g < L ? read_stream(src, (l + g) * slab, next_out, std::min(group, L - l - g) * slab)
                                           : prefetch_stream{};
         run_step(s + 1, g * n, next.view[1], next.view[2], work, x + l * slab, t, &ahead);
       });
       return s + 2;
     }
-    if (m_sweeps[s].pieces() > 0) {
-      run_row_sweep(s, src, x);
-      return s + 2;
+    if constexpr (std::is_pointer_v<Dst>) {
+      if (m_sweeps[s].pieces() > 0) {
+        run_row_sweep(s, src, x);
+        return s + 2;
+      }
     }
     run_step(s, L, n, R, src, x, all_threads);
     return s + 1;
@@ -667,11 +744,15 @@ private:
 
   // The panel walk of a step on the tensor view (L, n, R) from src to dst. An output of at least
   // host_streaming_min_bytes() that is not the input is written with streaming stores
-  // (streaming_stores.hpp); last-mode walks (R == 1) scatter in pieces of lines, so never.
-  template <class Src>
-  panel_walk<T> walk_of(std::size_t L, std::size_t n, std::size_t R, const Src& src, const T* dst) const {
+  // (streaming_stores.hpp). Last-mode walks (R == 1) into an array scatter in pieces of lines,
+  // so never; into a scattered output they write whole lines out of a staging block, which
+  // streams well (the last pair of a 2-rank phase at 192^3: 7.7-7.9 ms streamed, 9.1-10.0 ms
+  // with plain stores, 7.3-7.6 ms into one array; docs/performance.md).
+  template <class Src, class Dst>
+  panel_walk<T> walk_of(std::size_t L, std::size_t n, std::size_t R, const Src& src, const Dst& dst) const {
     panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R, R)};
-    walk.stream = distinct_memory(src, dst) && R > 1 && L * n * R * sizeof(T) >= m_streaming_min_bytes;
+    walk.stream = distinct_memory(src, dst) && (R > 1 || !std::is_pointer_v<Dst>) &&
+                  L * n * R * sizeof(T) >= m_streaming_min_bytes;
     return walk;
   }
 
@@ -694,10 +775,47 @@ private:
   // code) and GEMMs (BLAS threads them itself) run on the calling thread.
   // `ahead`: what panel steps prefetch instead of their next panel (run_panel), for a caller
   // whose src is in cache already.
-  // src: a pointer, or a gathered tensor (only the first step's).
+  // src: a pointer, or a gathered tensor (only the first step's); dst: a pointer, or a
+  // scattered output (only a panel step's: run_scattered).
+  template <class Src, class Dst>
+  void run_step(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const Src& src, const Dst& dst,
+                std::size_t thread, prefetch_stream* ahead = nullptr) {
+    if constexpr (!std::is_pointer_v<Dst>) {
+      if (!is_panel_step(m_steps[s])) throw error("kronex: only a panel step writes a scattered output");
+      run_panels(s, L, n, R, src, dst, thread, ahead);
+    } else {
+      run_step_into(s, L, n, R, src, static_cast<T*>(dst), thread, ahead);
+    }
+  }
+
+  // A substitution, or an apply by row program, panel by panel (tiles.hpp).
+  template <class Src, class Dst>
+  void run_panels(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const Src& src, const Dst& dst,
+                  std::size_t thread, prefetch_stream* ahead) {
+    const auto& p = *m_programs[m_payload[s]];
+    const bool apply = std::holds_alternative<matvec_step>(m_steps[s]);
+    const panel_walk<T> walk = walk_of(L, n, R, src, dst);
+    pieces(walk.panels(), thread, [&](std::size_t k, std::size_t t) {
+      T* in = m_panels.data() + t * m_panel_stride;
+      walk.run_panel(
+          k, src, dst, in,
+          [&](T* panel, std::size_t strips, prefetch_stream& next) {
+            const auto [stride, gap] = walk.layout(strips);
+            if (!apply) {
+              run_solve_blocks(p, panel, strips, stride, gap, next);
+              return panel;
+            }
+            T* out = in + m_panel_values;  // the output panel
+            for (std::size_t j = 0; j < strips; ++j) run_apply_program(p, panel + j * gap, out + j * gap, stride, next);
+            return out;
+          },
+          ahead);
+    });
+  }
+
   template <class Src>
-  void run_step(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const Src& src, T* dst, std::size_t thread,
-                prefetch_stream* ahead = nullptr) {
+  void run_step_into(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const Src& src, T* dst,
+                     std::size_t thread, prefetch_stream* ahead) {
     const std::size_t payload = m_payload[s];
     // Copies and scalings in runs of whole hyperplanes, one run per thread.
     const std::size_t rows = L * n, runs = thread == all_threads ? std::min(m_threads, rows) : 1;
@@ -734,41 +852,14 @@ private:
               });
             },
             [&](const function_step&) { run_function_solve(m_functions[payload], L, n, R, src, dst); },
-            [&](const lu_subst_step&) {
-              const auto& p = *m_programs[payload];
-              const panel_walk<T> walk = walk_of(L, n, R, src, dst);
-              pieces(walk.panels(), thread, [&](std::size_t k, std::size_t t) {
-                walk.run_panel(
-                    k, src, dst, m_panels.data() + t * m_panel_stride,
-                    [&](T* panel, std::size_t strips, prefetch_stream& ahead) {
-                      const auto [stride, gap] = walk.layout(strips);
-                      run_solve_blocks(p, panel, strips, stride, gap, ahead);
-                      return panel;
-                    },
-                    ahead);
-              });
-            },
+            [&](const lu_subst_step&) { run_panels(s, L, n, R, src, dst, thread, ahead); },
             [&](const gemm_step&) { run_gemm(); },
             [&](const matvec_step& m) {
               if (m.gemm) {
                 run_gemm();
                 return;
               }
-              const auto& p = *m_programs[payload];
-              const panel_walk<T> walk = walk_of(L, n, R, src, dst);
-              pieces(walk.panels(), thread, [&](std::size_t k, std::size_t t) {
-                T* in = m_panels.data() + t * m_panel_stride;
-                T* out = in + m_panel_values;  // the output panel
-                walk.run_panel(
-                    k, src, dst, in,
-                    [&](T* panel, std::size_t strips, prefetch_stream& ahead) {
-                      const auto [stride, gap] = walk.layout(strips);
-                      for (std::size_t j = 0; j < strips; ++j)
-                        run_apply_program(p, panel + j * gap, out + j * gap, stride, ahead);
-                      return out;
-                    },
-                    ahead);
-              });
+              run_panels(s, L, n, R, src, dst, thread, ahead);
             }},
         m_steps[s]);
   }
@@ -781,6 +872,7 @@ private:
   std::size_t m_panel_values;                   // one panel; the output panel follows the first
   std::size_t m_threads;                        // host_threads_for(options.threads, tensor size)
   std::size_t m_panel_stride, m_slab_stride;    // one thread's panel buffer and slab buffer
+  std::size_t m_scatter_slab_stride;            // ... the slab buffer a scattered run needs (run_scattered)
   std::size_t m_streaming_min_bytes;            // host_streaming_min_bytes() when compiled (walk_of)
   std::vector<std::size_t> m_payload;           // per step: index into m_programs, m_gemms, m_scales or m_functions
   // Read only once built, so copies of the plan and plans compiled with one factor_store share them.
@@ -804,6 +896,7 @@ host_plan<T>::host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
     : m_shape(bp.desc.shape), m_desc(std::move(bp.desc)), m_steps(std::move(bp.steps)),
       m_slab_group(std::move(bp.slab_group)), m_panel_values(bp.panel_values), m_threads(bp.threads),
       m_panel_stride(bp.panel_buffer_values()), m_slab_stride(bp.slab_buffer_values()),
+      m_scatter_slab_stride(whole_cache_lines<T>(bp.scatter_slab_values)),
       m_streaming_min_bytes(host_streaming_min_bytes()) {
   check_vector_bytes_setting();
   m_desc.factor_bytes = 0;
@@ -829,6 +922,19 @@ host_plan<T>::host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
 template <class T>
 void host_plan<T>::run(const T* b, T* x) {
   run_from(b, x);
+}
+
+template <class T>
+void host_plan<T>::run(const T* b, const scattered_output<T>& x) {
+  run_scattered(b, x);
+}
+
+template <class T>
+void host_plan<T>::run(const gathered_tensor<T>& b, const scattered_output<T>& x) {
+  if (b.extent() != m_shape)
+    throw dimension_mismatch(message("kronex: a gathered operand of shape ", format_shape(b.extent()),
+                                     " for a plan of shape ", format_shape(m_shape)));
+  run_scattered(gathered_source<T>{&b, 0}, x);
 }
 
 template <class T>

@@ -18,6 +18,7 @@
 #include "block_transpose.hpp"
 #include "cache_aligned.hpp"
 #include "gathered_tensor.hpp"
+#include "scattered_output.hpp"
 #include "streaming_stores.hpp"
 
 namespace kronex::detail {
@@ -77,7 +78,8 @@ prefetch_stream contiguous_stream(const T* src, const T* dst, std::size_t values
 
 // The stream over the pieces of `count` values of a gathered source from `at` on, each a run of
 // its own (as many lines as the longest piece, and one more where it starts inside a line),
-// listed in `starts` (which must outlive the stream), followed by the output's lines at dst.
+// listed in `starts` (which must outlive the stream), followed by the output's lines at dst
+// (none for a null dst).
 template <class T>
 prefetch_stream pieces_stream(const gathered_source<T>& src, std::size_t at, const T* dst, std::size_t count,
                               std::vector<const char*>& starts) {
@@ -92,7 +94,7 @@ prefetch_stream pieces_stream(const gathered_source<T>& src, std::size_t at, con
   p.rows = starts.size();
   p.run_lines = (longest * sizeof(T) + 63) / 64 + 1;
   p.write_base = reinterpret_cast<const char*>(dst);
-  p.write_lines = (count * sizeof(T) + 63) / 64;
+  p.write_lines = dst ? (count * sizeof(T) + 63) / 64 : 0;
   return p;
 }
 
@@ -155,8 +157,9 @@ template <class T>
 struct panel_walk {
   static constexpr std::size_t V = strip_width<T>;
   std::size_t L, n, R, S;  // tensor view (L, n, R); strips per panel
-  // Scatter with streaming stores (streaming_stores.hpp) where a panel is row-major (R > 1);
-  // only for an output that is not the input. run_panel fences them after each panel.
+  // Scatter with streaming stores (streaming_stores.hpp) where a panel is row-major (R > 1), or
+  // into a scattered output; only for an output that is not the input. run_panel fences them
+  // after each panel.
   bool stream = false;
 
   std::size_t lines() const { return L * R; }
@@ -219,8 +222,10 @@ struct panel_walk {
   // per l touched (one in the usual case, R >= the panel's lines), whatever R is. Rows
   // outermost, so the tensor is read (written) row by row and the panel sequentially. (Panels
   // of separate strips, n x V each, made these copies land 4 KB apart and conflict in L1.)
-  template <bool to_panel, class Src>
-  KRONEX_TARGET_CLONES void move_panel_rows(std::size_t m0, std::size_t strips, const Src& src, T* dst, T* panel) const {
+  // dst: a pointer, or a scattered output (scattered_target).
+  template <bool to_panel, class Src, class Dst>
+  KRONEX_TARGET_CLONES void move_panel_rows(std::size_t m0, std::size_t strips, const Src& src, const Dst& dst,
+                                            T* panel) const {
     const std::size_t count = std::min(m0 + strips * V, lines()) - m0, width = strips * V;
     const std::size_t stride = panel_row_values<T>(strips);
     if constexpr (to_panel && std::is_same_v<Src, gathered_source<T>>) {
@@ -233,8 +238,7 @@ struct panel_walk {
         const std::size_t run = std::min(count - k, R - r);
         const std::size_t at = (l * n + i) * R + r;
         if constexpr (to_panel) read_values(src, at, run, row + k);
-        else if (stream) stream_copy(dst + at, row + k, run * sizeof(T));
-        else std::memcpy(dst + at, row + k, run * sizeof(T));
+        else write_values(dst, at, run, row + k, stream);
         k += run;
         r = 0;
         ++l;
@@ -312,9 +316,19 @@ struct panel_walk {
     for (std::size_t i = 0; i < n; ++i) std::fill(strip + i * V + w, strip + (i + 1) * V, T(0));
   }
 
+  // move_strip's scatter (a strip out to lines [m, m+w)) into a scattered output: the lines are
+  // transposed into a staging block first, then written piece by piece (with streaming stores
+  // where the walk streams: whole lines, scattered_output::write).
+  void scatter_strip(std::size_t m, std::size_t w, const scattered_target<T>& dst, T* strip) const {
+    thread_local cache_aligned_vector<T> staging;  // grows once per thread, to its largest strip
+    if (staging.size() < w * n) staging.resize(w * n);
+    move_strip<false>(0, w, nullptr, staging.data(), strip);
+    write_values(dst, m * n, w * n, staging.data(), stream);
+  }
+
   // Gather (to_panel) or scatter the `strips` strips of the panel that starts at line m0.
-  template <bool to_panel, class Src>
-  void move_panel(std::size_t m0, std::size_t strips, const Src& src, T* dst, T* panel) const {
+  template <bool to_panel, class Src, class Dst>
+  void move_panel(std::size_t m0, std::size_t strips, const Src& src, const Dst& dst, T* panel) const {
     if (R > 1) {
       move_panel_rows<to_panel>(m0, strips, src, dst, panel);
       return;
@@ -324,6 +338,8 @@ struct panel_walk {
       const std::size_t m = m0 + s * V, w = std::min(V, total - m);
       if constexpr (std::is_same_v<Src, gathered_source<T>>) {
         gather_strip(m, w, src, panel + s * n * V);
+      } else if constexpr (std::is_same_v<Dst, scattered_target<T>>) {
+        scatter_strip(m, w, dst, panel + s * n * V);
       } else {
         move_strip<to_panel>(m, w, src, dst, panel + s * n * V);
       }
@@ -358,7 +374,13 @@ struct panel_walk {
     if (R > 1) return {};
     thread_local std::vector<const char*> starts;
     const std::size_t m0 = k * S * V, m1 = std::min(m0 + S * V, lines());
-    return pieces_stream(src, m0 * n, dst + m0 * n, (m1 - m0) * n, starts);
+    return pieces_stream(src, m0 * n, dst ? dst + m0 * n : nullptr, (m1 - m0) * n, starts);
+  }
+
+  // A scattered output: the source alone (no output line is prefetched).
+  prefetch_stream source(std::size_t k, const T* src, const scattered_target<T>&) const { return source(k, src, src); }
+  prefetch_stream source(std::size_t k, const gathered_source<T>& src, const scattered_target<T>&) const {
+    return source(k, src, static_cast<const T*>(nullptr));
   }
 
   // Panel k: work(panel, strips, ahead) runs the kernel in place on the gathered strips (laid out
@@ -367,12 +389,14 @@ struct panel_walk {
   // panel of the same shape). `ahead` is the next panel's source, or, when the caller gives a
   // stream (src is in cache already and it knows what comes next), that one, continued from
   // panel to panel.
-  // src: a pointer, or a gathered tensor (gathered_source).
-  template <class Src, class Work>
-  void run_panel(std::size_t k, const Src& src, T* dst, T* panel, Work&& work, prefetch_stream* given = nullptr) const {
+  // src: a pointer, or a gathered tensor (gathered_source); dst: a pointer, or a scattered
+  // output (scattered_target).
+  template <class Src, class Dst, class Work>
+  void run_panel(std::size_t k, const Src& src, const Dst& dst, T* panel, Work&& work,
+                 prefetch_stream* given = nullptr) const {
     const std::size_t total = lines(), m0 = k * S * V;
     const std::size_t strips = std::min(S, (total - m0 + V - 1) / V);
-    move_panel<true>(m0, strips, src, nullptr, panel);
+    move_panel<true>(m0, strips, src, static_cast<T*>(nullptr), panel);
     prefetch_stream next = k + 1 < panels() ? source(k + 1, src, dst) : prefetch_stream{};
     T* out = work(panel, strips, given ? *given : next);
     move_panel<false>(m0, strips, static_cast<const T*>(nullptr), dst, out);

@@ -114,6 +114,11 @@ class distributed_plan {
     // cell of it, whose block holds it (a node rank; -1: this rank's).
     std::unique_ptr<gathered_tensor<T>> source;
     std::vector<std::pair<std::size_t, int>> source_cells;
+    // The phase before a shared-memory return into x, where its local plan can write a scattered
+    // output (writes_own_part): the result as this phase's block in its buffer (the home), with
+    // the part this rank keeps in x (cell own_cell) written into x instead.
+    std::unique_ptr<scattered_output<T>> target;
+    std::size_t own_cell = 0;
   };
   // The steps of one phase's local work, as printed (timed together: one local plan).
   struct step_range {
@@ -241,7 +246,7 @@ private:
         if (w.comm == MPI_COMM_NULL) {
           m_ranks.copy(intersect(from, w.block), from, cur, w.block, dst);
         } else if (w.shared == sharing::pull) {
-          pull(w, from, cur, dst, 1 - next_buffer);  // cur: the buffer phase i - 1 wrote
+          pull(w, from, cur, dst, 1 - next_buffer, m_work[i - 1].target != nullptr);  // cur: the buffer phase i - 1 wrote
         } else if (w.shared == sharing::push) {
           push(w, from, cur, dst, next_buffer);  // the peers' buffers that phase i works in
         } else if (w.shared == sharing::read) {
@@ -266,13 +271,20 @@ private:
         continue;
       } else if (w.shared == sharing::read) {
         failure.run([&] {
-          if constexpr (Ranks::shares_memory)
-            if (!w.plans.empty()) w.plans.front()->run(*w.source, dst);
+          if constexpr (Ranks::shares_memory) {
+            if (w.target) w.plans.front()->run(*w.source, aim(w, dst, x));
+            else if (!w.plans.empty()) w.plans.front()->run(*w.source, dst);
+          }
         });
         node_barrier(w.comm);  // every rank has read its parts: the peers' blocks are free again
         timed(m_local_steps[i].first, m_local_steps[i].count);
       } else if (!w.plans.empty() || (i == 0 && cur != dst)) {
         failure.run([&] {
+          if constexpr (Ranks::shares_memory)
+            if (w.target) {
+              w.plans.front()->run(cur, aim(w, dst, x));
+              return;
+            }
           if (!w.plans.empty()) w.plans.front()->run(cur, dst);
           else m_ranks.copy(w.block, w.block, cur, w.block, dst);
         });
@@ -319,9 +331,10 @@ private:
   // a second barrier tells the peers that their buffers are free again. No MPI message, no
   // intermediate copy: every value of the next block is read where it was solved and written
   // once, with streaming stores when the block is large (streams()).
-  void pull(phase_work& w, const box& from, const T* src, T* dst, std::size_t k) {
+  // own_done: the phase before wrote this rank's own part into dst itself (phase_work::target).
+  void pull(phase_work& w, const box& from, const T* src, T* dst, std::size_t k, bool own_done) {
     const bool stream = streams(w.block);
-    copy_box(w.own.front(), from, src, w.block, dst, stream);
+    if (!own_done) copy_box(w.own.front(), from, src, w.block, dst, stream);
     node_barrier(w.comm);
     for (const part& g : w.recvs) copy_box(g.where, g.block, peer_buffer(g.node, k), w.block, dst, stream);
     node_barrier(w.comm);
@@ -338,6 +351,65 @@ private:
     for (const part& s : w.sends.front()) copy_box(s.where, from, src, s.block, peer_buffer(s.node, k), stream);
     node_barrier(w.comm);
     count_sends(w);
+  }
+
+  // Phase w's scattered output for this run: the block in `home` (its buffer), the own part in x.
+  scattered_output<T>& aim(phase_work& w, T* home, T* x) {
+    for (std::size_t c = 0; c < w.target->cells(); ++c) w.target->set_base(c, c == w.own_cell ? x : home);
+    w.target->set_home(home);
+    return *w.target;
+  }
+
+  // Whether the phase before exchange i writes this rank's own part of x itself: exchange i is
+  // the return into x (the last phase, no local work here), copied in shared memory (pull), and
+  // the phase before it reads a buffer (not b, which may be x) with one local plan (not
+  // pipelined) whose last step runs in panels (host_plan::scatters_output). Decided per rank
+  // (the own part is no other rank's business), from the printed local plans.
+  bool writes_own_part(std::size_t i, const std::vector<plan_description>& local) const {
+    if constexpr (!Ranks::shares_memory) {
+      return false;
+    } else {
+      if (i < 2 || i + 1 != m_phases.size() || m_sharing[i] != sharing::pull) return false;
+      const phase_work& before = m_work[i - 1];
+      if (m_work[i].has_local || !before.has_local || before.pipelined) return false;
+      return m_exchange_steps[i].own_bytes > 0 && Ranks::local_plan::scatters_output(local[i - 1]);
+    }
+  }
+
+  // The scattered output of the phase before the return i (writes_own_part): the phase's block
+  // cut where this rank's own part of x begins and ends along each axis; that cell goes to x (at
+  // its place in x's block), every other cell to the phase's own buffer, at its place in the block.
+  void build_target(std::size_t i) {
+    phase_work& before = m_work[i - 1];
+    const box& from = before.block;
+    const box& own = m_work[i].own.front();
+    const box& to = m_work[i].block;
+    const std::size_t d = from.extent.size();
+    std::vector<std::vector<std::size_t>> cuts(d);
+    std::vector<std::size_t> own_interval(d);
+    for (std::size_t k = 0; k < d; ++k) {
+      const std::size_t lo = own.offset[k] - from.offset[k], hi = lo + own.extent[k];
+      cuts[k].push_back(0);
+      if (lo > 0) cuts[k].push_back(lo);
+      own_interval[k] = cuts[k].size() - 1;
+      if (hi < from.extent[k]) cuts[k].push_back(hi);
+    }
+    before.target = std::make_unique<scattered_output<T>>(from.extent, cuts);
+    const shape_t in_block = c_strides(from.extent), in_x = c_strides(to.extent);
+    std::vector<std::size_t> interval(d, 0);
+    for (std::size_t c = 0; c < before.target->cells(); ++c) {
+      std::size_t first = 0;
+      for (std::size_t k = 0; k < d; ++k) first += cuts[k][interval[k]] * in_block[k];
+      before.target->set_cell(before.target->cell_index(interval), nullptr, in_block, first);
+      for (std::size_t k = d; k-- > 0;) {
+        if (++interval[k] < cuts[k].size()) break;
+        interval[k] = 0;
+      }
+    }
+    std::size_t first = 0;
+    for (std::size_t k = 0; k < d; ++k) first += (own.offset[k] - to.offset[k]) * in_x[k];
+    before.own_cell = before.target->cell_index(own_interval);
+    before.target->set_cell(before.own_cell, nullptr, in_x, first);
   }
 
   // Whether a shared-memory exchange writes the next block `b` with streaming stores: from the
@@ -650,10 +722,19 @@ private:
     m_desc.setup = m_setup;
     m_desc.workspace_bytes = 2 * m_buffer_values * sizeof(T);
     m_local_steps.assign(m_phases.size(), step_range{});
+    m_own_written.assign(m_phases.size(), false);
     for (std::size_t i = 0; i < m_phases.size(); ++i) {
       if (i > 0) {
         m_exchange_step_index[i] = m_desc.steps.size();
         m_desc.steps.push_back(m_exchange_steps[i]);
+        m_own_written[i] = writes_own_part(i, local);
+        if constexpr (Ranks::shares_memory)
+          if (m_own_written[i]) {  // no copy of the own part: the phase before wrote it (the step printed last)
+            exchange_step& e = std::get<exchange_step>(m_desc.steps.back());
+            e.bytes -= 2.0 * e.own_bytes;
+            e.own_written_by = long(m_desc.steps.size()) - 2;
+            m_desc.workspace_bytes += Ranks::local_plan::scattered_workspace_bytes(local[i - 1]);
+          }
       }
       m_local_steps[i].first = m_desc.steps.size();
       if (!m_work[i].has_local) continue;
@@ -947,6 +1028,8 @@ private:
       send_size = std::max(send_size, send_total);
       recv_size = std::max(recv_size, recv_total);
     }
+    for (std::size_t i = 1; i < m_phases.size(); ++i)
+      if (m_own_written[i]) build_target(i);
     if (shares_memory()) {  // the ping-pong buffers, where the node's other ranks reach them
       check_mpi(MPI_Comm_rank(m_comm->node(), &m_node_rank), "MPI_Comm_rank");
       m_segments = node_segments(m_comm->node(), m_comm->get(), 2 * m_buffer_values * sizeof(T));
@@ -1086,6 +1169,7 @@ private:
   std::vector<std::size_t> m_exchange_step_index;  // per phase: its exchange's index in m_desc.steps
   std::vector<std::size_t> m_chunks;               // per phase: its chunks (pipeline_chunks)
   std::vector<sharing> m_sharing;                  // per phase: how the exchange into it shares memory
+  std::vector<bool> m_own_written;                 // per phase: the phase before wrote the own part (writes_own_part)
   node_segments m_segments;                        // shared memory: this node's ping-pong buffers
   int m_node_rank = 0;                             // this rank in the node communicator
   std::vector<factor_setup> m_setup;           // the setup lines before the local plans fill them
