@@ -15,8 +15,8 @@
 #include <array>
 #include <complex>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -91,11 +91,9 @@ void check_scattered(const Op& op, const xt::xtensor<T, D>& b, const kronex::com
   const kronex::shape_t shape(b.shape().begin(), b.shape().end());
   std::vector<T> x(b.size()), y(b.size()), home(b.size());
   kronex::detail::host_plan<T>(d, shape).run(b.data(), x.data());
-  for (const char* streaming : {"", "0"}) {
-    if (*streaming) setenv("KRONEX_HOST_STREAMING_MIN_BYTES", streaming, 1);  // every output streamed
-    struct restore {
-      ~restore() { unsetenv("KRONEX_HOST_STREAMING_MIN_BYTES"); }
-    } restore_after;
+  for (const bool streamed : {false, true}) {
+    std::optional<kronex_test::streaming_threshold> every_output;
+    if (streamed) every_output.emplace("0");
     kronex::detail::host_plan<T> plan(d, shape);
     for (const std::size_t cuts : {1, 3}) {
       const auto operand = kronex_test::scatter(b.data(), shape, cuts);
@@ -116,7 +114,7 @@ void check_scattered(const Op& op, const xt::xtensor<T, D>& b, const kronex::com
         result.tensor->read(0, y.size(), y.data());
         BOOST_TEST(std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0,
                    what << ": x in pieces (" << cuts << " cuts per axis" << (gathered ? ", b in pieces" : "")
-                        << (*streaming ? ", streamed" : "") << ") against x");
+                        << (streamed ? ", streamed" : "") << ") against x");
       }
     }
   }

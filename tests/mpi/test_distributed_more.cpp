@@ -823,10 +823,7 @@ BOOST_AUTO_TEST_CASE(exchanges_within_a_node) {
   // a fused pair reads the pieces (prefetched): read. So does the last mode (R = 1), on (1,1,P),
   // where mode 1 is likewise solved after the exchange, fused with mode 2. The same bits either way.
   {
-    setenv("KRONEX_HOST_STREAMING_MIN_BYTES", "0", 1);
-    struct restore {
-      ~restore() { unsetenv("KRONEX_HOST_STREAMING_MIN_BYTES"); }
-    } restore_after;
+    const kronex_test::streaming_threshold every_output("0");
     auto reads_of = [&](const auto& op, const std::array<int, 3>& grid) {
       same_bits(op, distribute(b3, grid));
       return reads_by_next_step(kronex::compile(op, distribute(b3, grid)).plan());
@@ -907,10 +904,7 @@ BOOST_AUTO_TEST_CASE(streamed_copies_into_x) {
   using T = double;
   const int P = world_size();
   if (P == 1 || !kronex_test::one_node()) return;
-  setenv("KRONEX_HOST_STREAMING_MIN_BYTES", "0", 1);
-  struct restore {
-    ~restore() { unsetenv("KRONEX_HOST_STREAMING_MIN_BYTES"); }
-  } restore_after;
+  const kronex_test::streaming_threshold every_output("0");
   kronex::compile_options subarray;
   subarray.exchanges = kronex::exchange_transport::subarray;
   const std::size_t n0 = 2 * std::size_t(P) + 1;  // uneven

@@ -242,6 +242,16 @@ xt::xtensor<T, 2> to_dense(const kronex::banded<T>& b) {
   return a;
 }
 
+// While one lives, host plans compiled then stream every out-of-place output of at least this
+// many bytes ("0": every one): KRONEX_HOST_STREAMING_MIN_BYTES, unset again when it dies (the
+// tests never inherit one).
+struct streaming_threshold {
+  explicit streaming_threshold(const char* bytes) { setenv("KRONEX_HOST_STREAMING_MIN_BYTES", bytes, 1); }
+  ~streaming_threshold() { unsetenv("KRONEX_HOST_STREAMING_MIN_BYTES"); }
+  streaming_threshold(const streaming_threshold&) = delete;
+  streaming_threshold& operator=(const streaming_threshold&) = delete;
+};
+
 // A C-order tensor b of this shape, copied into pieces for a gathered_tensor
 // (backends/host/gathered_tensor.hpp): every axis of at least 2 entries cut at up to `cuts`
 // random places, and each cell in an array of its own, padded on every axis (so its strides are

@@ -813,6 +813,7 @@ private:
     });
   }
 
+  // run_step into an array: every kind of step.
   template <class Src>
   void run_step_into(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const Src& src, T* dst,
                      std::size_t thread, prefetch_stream* ahead) {
