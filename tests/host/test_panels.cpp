@@ -78,39 +78,35 @@ xt::xtensor<double, D> solve_unfused(const std::array<kronex::banded<double>, D>
   return y;
 }
 
-// The host plan of `op` writing its result into pieces of other arrays (a scattered output, as a
+// The host plan of d writing its result into pieces of other arrays (a scattered output, as a
 // distributed phase writes its own part of x: the cells of kronex_test::scatter, 1 and 3 cuts per
 // axis, the home another array), from b and from b in pieces, with and without streaming
-// stores: read back through the same pieces, the very bits of the plain run. A plan whose last
+// stores: read back through the same pieces, the very bits x of the plain run. A plan whose last
 // step does not run in panels (GEMMs, a row sweep) refuses with kronex::error.
-template <class Op, class T, std::size_t D>
-void check_scattered(const Op& op, const xt::xtensor<T, D>& b, const kronex::compile_options& options,
-                     const std::string& what) {
-  kronex::operator_desc<T> d = op.template describe<T>();
-  d.options = options;
-  const kronex::shape_t shape(b.shape().begin(), b.shape().end());
-  std::vector<T> x(b.size()), y(b.size()), home(b.size());
-  kronex::detail::host_plan<T>(d, shape).run(b.data(), x.data());
+template <class T>
+void check_scattered(const kronex::operator_desc<T>& d, const kronex::shape_t& shape, const T* b,
+                     const std::vector<T>& x, const std::string& what) {
+  std::vector<T> y(x.size()), home(x.size());
   for (const bool streamed : {false, true}) {
     std::optional<kronex_test::streaming_threshold> every_output;
     if (streamed) every_output.emplace("0");
     kronex::detail::host_plan<T> plan(d, shape);
     for (const std::size_t cuts : {1, 3}) {
-      const auto operand = kronex_test::scatter(b.data(), shape, cuts);
+      const auto operand = kronex_test::scatter(b, shape, cuts);
       auto result = kronex_test::scatter(y.data(), shape, cuts);
       kronex::detail::scattered_output<T> out(shape, result.cuts);
       for (std::size_t a = 0; a < result.arrays.size(); ++a)
         out.set_cell(result.cell[a], result.arrays[a].data(), result.strides[a], result.first[a]);
       out.set_home(home.data());
       if (!plan.scatters_output()) {
-        BOOST_CHECK_THROW(plan.run(b.data(), out), kronex::error);
+        BOOST_CHECK_THROW(plan.run(b, out), kronex::error);
         return;
       }
       for (const bool gathered : {false, true}) {
         for (auto& a : result.arrays) std::fill(a.begin(), a.end(), T(3));
         std::fill(home.begin(), home.end(), T(5));
         if (gathered) plan.run(*operand.tensor, out);
-        else plan.run(b.data(), out);
+        else plan.run(b, out);
         result.tensor->read(0, y.size(), y.data());
         BOOST_TEST(std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0,
                    what << ": x in pieces (" << cuts << " cuts per axis" << (gathered ? ", b in pieces" : "")
@@ -122,7 +118,8 @@ void check_scattered(const Op& op, const xt::xtensor<T, D>& b, const kronex::com
 
 // The host plan of `op` with these options reading b in pieces of other arrays (as an exchange
 // within a node hands a distributed phase its operand: kronex_test::scatter, 1 and 3 cuts per
-// axis): the same bits as from b itself, whichever walk, pair, sweep or transpose reads it.
+// axis): the same bits as from b itself, whichever walk, pair, sweep or transpose reads it; and
+// writing its result in pieces (check_scattered).
 template <class Op, class T, std::size_t D>
 void check_gathered(const Op& op, const xt::xtensor<T, D>& b, const kronex::compile_options& options,
                     const std::string& what) {
@@ -139,7 +136,7 @@ void check_gathered(const Op& op, const xt::xtensor<T, D>& b, const kronex::comp
     BOOST_TEST(std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0,
                what << ": b in pieces (" << cuts << " cuts per axis) against b");
   }
-  check_scattered(op, b, options, what);
+  check_scattered(d, shape, b.data(), x, what);
 }
 
 // `fused`: per step, whether the plan must fuse it with the next.

@@ -59,7 +59,6 @@ struct host_blueprint {
   std::vector<std::size_t> sweep_rows;  // per row sweep's first step: rows of a block (row_sweep.hpp)
   // One panel; the panel buffer holds `panels` of them, or an in-place GEMM chunk if larger.
   std::size_t panel_values = 0, panels = 0, gemm_values = 0, slab_values = 0, line_values = 0;
-  std::size_t scatter_slab_values = 0;  // a last fused pair's substitution into a scattered output
   std::size_t threads = 1;  // each has its own panel buffer and slab buffer
   // Per thread, in whole cache lines (cache_aligned.hpp), so each thread's buffers start on one.
   std::size_t panel_buffer_values() const { return whole_cache_lines<T>(std::max(panels * panel_values, gemm_values)); }
@@ -142,13 +141,10 @@ void fuse_adjacent_modes(host_blueprint<T>& bp) {
                  bp.steps[t]);  // one read and one write of the tensor for the pair
     }
     bp.slab_group[s] = slab_group_of<T>(a.view);
-    // A substitution works in place on the group in x; an apply needs a buffer for it, and so
-    // does a substitution whose pair writes a scattered output (host_plan::run_scattered: only
-    // the plan's last pair, whose buffer is allocated on such a run).
+    // A substitution works in place on the group in x; an apply needs a buffer for it (and so
+    // does a substitution into a scattered output: host_plan::reserve_scattered_output).
     if (std::holds_alternative<matvec_step>(bp.steps[s]))
       bp.slab_values = std::max(bp.slab_values, bp.slab_group[s] * slab);
-    else if (s + 2 == bp.steps.size())
-      bp.scatter_slab_values = bp.slab_group[s] * slab;
     ++s;
   }
 }
@@ -384,18 +380,32 @@ public:
   }
   bool scatters_output() const { return scatters_output(m_desc); }
 
-  // The workspace a scattered run adds (allocated on the first): a last fused pair whose first
+  // The workspace a scattered run adds (reserve_scattered_output): a last fused pair whose first
   // step is a substitution works in a slab buffer per thread instead of in place (run_piece).
   static std::size_t scattered_workspace_bytes(const plan_description& d) {
+    return std::max<std::size_t>(d.threads, 1) * scattered_slab_values(d) * sizeof(T);
+  }
+
+  // Allocates that workspace (once; run() into a scattered output calls it too, so that a caller
+  // who runs such a plan repeatedly can allocate at compile time instead).
+  void reserve_scattered_output() {
+    const std::size_t stride = scattered_slab_values(m_desc);
+    if (stride <= m_slab_stride) return;
+    m_slab_stride = stride;
+    m_slab.assign(m_threads * m_slab_stride, T(0));
+  }
+
+private:
+  // One thread's slab buffer for scattered runs, in values: a last fused pair whose first step is
+  // a substitution (else 0).
+  static std::size_t scattered_slab_values(const plan_description& d) {
     if (!scatters_output(d) || d.steps.size() < 2) return 0;
     const step& first = d.steps[d.steps.size() - 2];
     if (!std::holds_alternative<lu_subst_step>(first) || !fused_with_next(first)) return 0;
     const shape_t& view = step_info(first).view;
-    const std::size_t values = whole_cache_lines<T>(slab_group_of<T>(view) * view[1] * view[2]);
-    return std::max<std::size_t>(d.threads, 1) * values * sizeof(T);
+    return whole_cache_lines<T>(slab_group_of<T>(view) * view[1] * view[2]);
   }
 
-private:
   // The first step (or fused pair, or row sweep) reads src, a pointer or a gathered source;
   // every later one works in place on x.
   template <class Src>
@@ -417,10 +427,7 @@ private:
                                                                                           : m_steps.size() - 1;
     T* home = x.home();
     const scattered_target<T> target{&x, 0};
-    if (last + 1 < m_steps.size() && m_slab.size() < m_threads * m_scatter_slab_stride) {
-      m_slab_stride = std::max(m_slab_stride, m_scatter_slab_stride);
-      m_slab.assign(m_threads * m_slab_stride, T(0));
-    }
+    reserve_scattered_output();
     if (last == 0) {
       run_piece(0, b, target);
       return;
@@ -873,7 +880,6 @@ private:
   std::size_t m_panel_values;                   // one panel; the output panel follows the first
   std::size_t m_threads;                        // host_threads_for(options.threads, tensor size)
   std::size_t m_panel_stride, m_slab_stride;    // one thread's panel buffer and slab buffer
-  std::size_t m_scatter_slab_stride;            // ... the slab buffer a scattered run needs (run_scattered)
   std::size_t m_streaming_min_bytes;            // host_streaming_min_bytes() when compiled (walk_of)
   std::vector<std::size_t> m_payload;           // per step: index into m_programs, m_gemms, m_scales or m_functions
   // Read only once built, so copies of the plan and plans compiled with one factor_store share them.
@@ -897,7 +903,6 @@ host_plan<T>::host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
     : m_shape(bp.desc.shape), m_desc(std::move(bp.desc)), m_steps(std::move(bp.steps)),
       m_slab_group(std::move(bp.slab_group)), m_panel_values(bp.panel_values), m_threads(bp.threads),
       m_panel_stride(bp.panel_buffer_values()), m_slab_stride(bp.slab_buffer_values()),
-      m_scatter_slab_stride(whole_cache_lines<T>(bp.scatter_slab_values)),
       m_streaming_min_bytes(host_streaming_min_bytes()) {
   check_vector_bytes_setting();
   m_desc.factor_bytes = 0;

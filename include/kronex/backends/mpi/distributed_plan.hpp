@@ -246,7 +246,7 @@ private:
         if (w.comm == MPI_COMM_NULL) {
           m_ranks.copy(intersect(from, w.block), from, cur, w.block, dst);
         } else if (w.shared == sharing::pull) {
-          pull(w, from, cur, dst, 1 - next_buffer, m_work[i - 1].target != nullptr);  // cur: the buffer phase i - 1 wrote
+          pull(w, from, cur, dst, 1 - next_buffer, m_own_written[i]);  // cur: the buffer phase i - 1 wrote
         } else if (w.shared == sharing::push) {
           push(w, from, cur, dst, next_buffer);  // the peers' buffers that phase i works in
         } else if (w.shared == sharing::read) {
@@ -376,40 +376,17 @@ private:
     }
   }
 
-  // The scattered output of the phase before the return i (writes_own_part): the phase's block
-  // cut where this rank's own part of x begins and ends along each axis; that cell goes to x (at
-  // its place in x's block), every other cell to the phase's own buffer, at its place in the block.
+  // The scattered output of the phase before the return i (writes_own_part): the parts of the
+  // phase's block (writes_own_part: not pipelined, so one chunk), each one cell: this rank's own
+  // at its place in x's block, each peer's at its place in the phase's own buffer. Its plan
+  // allocates what a scattered run needs now, not in the solve.
   void build_target(std::size_t i) {
     phase_work& before = m_work[i - 1];
-    const box& from = before.block;
-    const box& own = m_work[i].own.front();
-    const box& to = m_work[i].block;
-    const std::size_t d = from.extent.size();
-    std::vector<std::vector<std::size_t>> cuts(d);
-    std::vector<std::size_t> own_interval(d);
-    for (std::size_t k = 0; k < d; ++k) {
-      const std::size_t lo = own.offset[k] - from.offset[k], hi = lo + own.extent[k];
-      cuts[k].push_back(0);
-      if (lo > 0) cuts[k].push_back(lo);
-      own_interval[k] = cuts[k].size() - 1;
-      if (hi < from.extent[k]) cuts[k].push_back(hi);
-    }
-    before.target = std::make_unique<scattered_output<T>>(from.extent, cuts);
-    const shape_t in_block = c_strides(from.extent), in_x = c_strides(to.extent);
-    std::vector<std::size_t> interval(d, 0);
-    for (std::size_t c = 0; c < before.target->cells(); ++c) {
-      std::size_t first = 0;
-      for (std::size_t k = 0; k < d; ++k) first += cuts[k][interval[k]] * in_block[k];
-      before.target->set_cell(before.target->cell_index(interval), nullptr, in_block, first);
-      for (std::size_t k = d; k-- > 0;) {
-        if (++interval[k] < cuts[k].size()) break;
-        interval[k] = 0;
-      }
-    }
-    std::size_t first = 0;
-    for (std::size_t k = 0; k < d; ++k) first += (own.offset[k] - to.offset[k]) * in_x[k];
-    before.own_cell = before.target->cell_index(own_interval);
-    before.target->set_cell(before.own_cell, nullptr, in_x, first);
+    const phase_work& ret = m_work[i];
+    std::vector<cell_piece> pieces{{ret.own.front(), ret.block}};
+    for (const part& s : ret.sends.front()) pieces.push_back({s.where, before.block});
+    before.own_cell = lay_out(before.block, pieces, before.target).front();
+    if constexpr (Ranks::shares_memory) before.plans.front()->reserve_scattered_output();
   }
 
   // Whether a shared-memory exchange writes the next block `b` with streaming stores: from the
@@ -424,46 +401,58 @@ private:
     for (const auto& [cell, node] : w.source_cells) w.source->set_base(cell, node < 0 ? src : peer_buffer(node, k));
   }
 
-  // The next block of a read exchange as a gathered tensor: cut along each axis where its parts
-  // (this rank's own and each peer's, boxes of the blocks that hold them) begin; each part is
-  // one cell. The base pointers are set at each run (point_source).
-  void build_source(phase_work& w, const box& from_mine) {
-    if (w.block.size() == 0) return;
-    struct piece {
-      box where, block;
-      int node;
-    };
-    std::vector<piece> pieces;
-    if (w.own.front().size() > 0) pieces.push_back({w.own.front(), from_mine, -1});
-    for (const part& g : w.recvs) pieces.push_back({g.where, g.block, g.node});
-    const std::size_t d = w.block.extent.size();
+  // A box `where` of a block, held in C order by an array whose box is `array` (lay_out).
+  struct cell_piece {
+    box where, array;
+  };
+
+  // `layout` (a gathered_tensor or a scattered_output) over `block`, cut along each axis where
+  // the pieces, which must tile the block, begin: each piece one cell, at its place in its array
+  // (the base pointers are set at each run). Returns each piece's cell.
+  template <class Layout>
+  static std::vector<std::size_t> lay_out(const box& block, const std::vector<cell_piece>& pieces,
+                                          std::unique_ptr<Layout>& layout) {
+    const std::size_t d = block.extent.size();
     std::vector<std::vector<std::size_t>> cuts(d);
     for (std::size_t k = 0; k < d; ++k) {
-      for (const piece& p : pieces) cuts[k].push_back(p.where.offset[k] - w.block.offset[k]);
+      for (const cell_piece& p : pieces) cuts[k].push_back(p.where.offset[k] - block.offset[k]);
       std::sort(cuts[k].begin(), cuts[k].end());
       cuts[k].erase(std::unique(cuts[k].begin(), cuts[k].end()), cuts[k].end());
     }
-    w.source = std::make_unique<gathered_tensor<T>>(w.block.extent, cuts);
-    std::vector<char> covered(w.source->cells(), 0);
-    for (const piece& p : pieces) {
+    layout = std::make_unique<Layout>(block.extent, cuts);
+    std::vector<char> covered(layout->cells(), 0);
+    std::vector<std::size_t> cells;
+    for (const cell_piece& p : pieces) {
       std::vector<std::size_t> interval(d);
       std::size_t first = 0;
-      const shape_t strides = c_strides(p.block.extent);
+      const shape_t strides = c_strides(p.array.extent);
       for (std::size_t k = 0; k < d; ++k) {
-        const std::size_t at = p.where.offset[k] - w.block.offset[k];
+        const std::size_t at = p.where.offset[k] - block.offset[k];
         interval[k] = std::size_t(std::lower_bound(cuts[k].begin(), cuts[k].end(), at) - cuts[k].begin());
-        const std::size_t end = interval[k] + 1 < cuts[k].size() ? cuts[k][interval[k] + 1] : w.block.extent[k];
+        const std::size_t end = interval[k] + 1 < cuts[k].size() ? cuts[k][interval[k] + 1] : block.extent[k];
         if (end - at != p.where.extent[k])
-          throw error("kronex: internal error: the parts of a shared-memory exchange do not tile the next block");
-        first += (p.where.offset[k] - p.block.offset[k]) * strides[k];
+          throw error("kronex: internal error: the parts of a shared-memory exchange do not tile the block");
+        first += (p.where.offset[k] - p.array.offset[k]) * strides[k];
       }
-      const std::size_t cell = w.source->cell_index(interval);
-      w.source->set_cell(cell, nullptr, strides, first);
-      w.source_cells.push_back({cell, p.node});
-      covered[cell] = 1;
+      cells.push_back(layout->cell_index(interval));
+      layout->set_cell(cells.back(), nullptr, strides, first);
+      covered[cells.back()] = 1;
     }
     if (std::count(covered.begin(), covered.end(), 0) != 0)
-      throw error("kronex: internal error: the parts of a shared-memory exchange do not cover the next block");
+      throw error("kronex: internal error: the parts of a shared-memory exchange do not cover the block");
+    return cells;
+  }
+
+  // The next block of a read exchange as a gathered tensor: each part (this rank's own and each
+  // peer's, boxes of the blocks that hold them) one cell.
+  void build_source(phase_work& w, const box& from_mine) {
+    if (w.block.size() == 0) return;
+    std::vector<cell_piece> pieces;
+    std::vector<int> nodes;
+    if (w.own.front().size() > 0) pieces.push_back({w.own.front(), from_mine}), nodes.push_back(-1);
+    for (const part& g : w.recvs) pieces.push_back({g.where, g.block}), nodes.push_back(g.node);
+    const std::vector<std::size_t> cells = lay_out(w.block, pieces, w.source);
+    for (std::size_t p = 0; p < cells.size(); ++p) w.source_cells.push_back({cells[p], nodes[p]});
   }
 
   // What the other ranks take from this rank's block (as the MPI exchanges count it).
