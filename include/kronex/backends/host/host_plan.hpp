@@ -469,7 +469,8 @@ private:
         if constexpr (std::is_pointer_v<Dst>) next_out = x + (l + g) * slab;
         prefetch_stream ahead = l + g < L ? read_stream(src, (l + g) * slab, next_out, std::min(group, L - l - g) * slab)
                                           : prefetch_stream{};
-        run_step(s + 1, g * n, next.view[1], next.view[2], work, x + l * slab, t, &ahead);
+        // Streaming stores as for an output of the whole tensor: groups are small, the tensor not.
+        run_step(s + 1, g * n, next.view[1], next.view[2], work, x + l * slab, t, &ahead, L * slab);
       });
       return s + 2;
     }
@@ -751,15 +752,18 @@ private:
 
   // The panel walk of a step on the tensor view (L, n, R) from src to dst. An output of at least
   // host_streaming_min_bytes() that is not the input is written with streaming stores
-  // (streaming_stores.hpp). Last-mode walks (R == 1) into an array scatter in pieces of lines,
-  // so never; into a scattered output they write whole lines out of a staging block, which
-  // streams well (the last pair of a 2-rank phase at 192^3: 7.7-7.9 ms streamed, 9.1-10.0 ms
-  // with plain stores, 7.3-7.6 ms into one array; docs/performance.md).
+  // (streaming_stores.hpp). `output_values`: the size of the whole output the step writes, when
+  // the walk covers only part of it (the second step of a fused pair, run group by group; 0: the
+  // walk's own). Last-mode walks (R == 1) into an array scatter in pieces of lines, so never;
+  // into a scattered output they write whole lines out of a staging block, which streams well
+  // (docs/performance.md).
   template <class Src, class Dst>
-  panel_walk<T> walk_of(std::size_t L, std::size_t n, std::size_t R, const Src& src, const Dst& dst) const {
+  panel_walk<T> walk_of(std::size_t L, std::size_t n, std::size_t R, const Src& src, const Dst& dst,
+                        std::size_t output_values = 0) const {
     panel_walk<T> walk{L, n, R, strips_per_panel<T>(n, L * R, R)};
+    if (output_values == 0) output_values = L * n * R;
     walk.stream = distinct_memory(src, dst) && (R > 1 || !std::is_pointer_v<Dst>) &&
-                  L * n * R * sizeof(T) >= m_streaming_min_bytes;
+                  output_values * sizeof(T) >= m_streaming_min_bytes;
     return walk;
   }
 
@@ -786,22 +790,22 @@ private:
   // scattered output (only a panel step's: run_scattered).
   template <class Src, class Dst>
   void run_step(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const Src& src, const Dst& dst,
-                std::size_t thread, prefetch_stream* ahead = nullptr) {
+                std::size_t thread, prefetch_stream* ahead = nullptr, std::size_t output_values = 0) {
     if constexpr (!std::is_pointer_v<Dst>) {
       if (!is_panel_step(m_steps[s])) throw error("kronex: only a panel step writes a scattered output");
-      run_panels(s, L, n, R, src, dst, thread, ahead);
+      run_panels(s, L, n, R, src, dst, thread, ahead, output_values);
     } else {
-      run_step_into(s, L, n, R, src, static_cast<T*>(dst), thread, ahead);
+      run_step_into(s, L, n, R, src, static_cast<T*>(dst), thread, ahead, output_values);
     }
   }
 
   // A substitution, or an apply by row program, panel by panel (tiles.hpp).
   template <class Src, class Dst>
   void run_panels(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const Src& src, const Dst& dst,
-                  std::size_t thread, prefetch_stream* ahead) {
+                  std::size_t thread, prefetch_stream* ahead, std::size_t output_values) {
     const auto& p = *m_programs[m_payload[s]];
     const bool apply = std::holds_alternative<matvec_step>(m_steps[s]);
-    const panel_walk<T> walk = walk_of(L, n, R, src, dst);
+    const panel_walk<T> walk = walk_of(L, n, R, src, dst, output_values);
     pieces(walk.panels(), thread, [&](std::size_t k, std::size_t t) {
       T* in = m_panels.data() + t * m_panel_stride;
       walk.run_panel(
@@ -823,7 +827,7 @@ private:
   // run_step into an array: every kind of step.
   template <class Src>
   void run_step_into(std::size_t s, std::size_t L, std::size_t n, std::size_t R, const Src& src, T* dst,
-                     std::size_t thread, prefetch_stream* ahead) {
+                     std::size_t thread, prefetch_stream* ahead, std::size_t output_values) {
     const std::size_t payload = m_payload[s];
     // Copies and scalings in runs of whole hyperplanes, one run per thread.
     const std::size_t rows = L * n, runs = thread == all_threads ? std::min(m_threads, rows) : 1;
@@ -860,14 +864,14 @@ private:
               });
             },
             [&](const function_step&) { run_function_solve(m_functions[payload], L, n, R, src, dst); },
-            [&](const lu_subst_step&) { run_panels(s, L, n, R, src, dst, thread, ahead); },
+            [&](const lu_subst_step&) { run_panels(s, L, n, R, src, dst, thread, ahead, output_values); },
             [&](const gemm_step&) { run_gemm(); },
             [&](const matvec_step& m) {
               if (m.gemm) {
                 run_gemm();
                 return;
               }
-              run_panels(s, L, n, R, src, dst, thread, ahead);
+              run_panels(s, L, n, R, src, dst, thread, ahead, output_values);
             }},
         m_steps[s]);
   }

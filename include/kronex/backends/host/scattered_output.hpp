@@ -26,6 +26,8 @@ public:
 
   std::size_t cells() const noexcept { return m_cells.cells(); }
   const shape_t& extent() const noexcept { return m_cells.extent(); }
+  // Whether the last axis is not cut: each row of the tensor lies whole in one cell.
+  bool whole_rows() const noexcept { return m_cells.row_intervals() == 1; }
   std::size_t cell_index(const std::vector<std::size_t>& intervals) const { return m_cells.cell_index(intervals); }
 
   // Cell c is written to `base`, an array with these strides (the last 1), whose index `first`
@@ -38,15 +40,14 @@ public:
   T* home() const noexcept { return m_home; }
 
   // Writes `count` values from `from` to the tensor's flat indices at, at + 1, ... (streaming
-  // stores where asked, streaming_stores.hpp, whole cache lines only: the pieces are runs of a
-  // line of the mode or more, in arrays such as x that are not line-aligned; the caller fences
-  // them).
-  void write(std::size_t at, std::size_t count, const T* from, bool stream) const {
+  // stores where asked, stream_copy with this `unit`: 64 leaves the partial cache lines at each
+  // piece's ends to plain stores, 16 streams them too; the caller fences them).
+  void write(std::size_t at, std::size_t count, const T* from, bool stream, std::size_t unit) const {
     m_cells.for_each_piece(at, count, [&](const T* piece, std::size_t k) {
       // Every cell was set from a writable array (set_cell takes T*); the layout, shared with
       // reading, hands it back const.
       T* to = const_cast<T*>(piece);
-      if (stream) stream_copy(to, from, k * sizeof(T), 64);
+      if (stream) stream_copy(to, from, k * sizeof(T), unit);
       else std::memcpy(to, from, k * sizeof(T));
       from += k;
     });
@@ -67,15 +68,16 @@ struct scattered_target {
 };
 
 // `count` values from `from` to a destination's index `at` on, with streaming stores where
-// asked.
+// asked (stream_copy's `unit`, as scattered_output::write).
 template <class T>
-void write_values(T* dst, std::size_t at, std::size_t count, const T* from, bool stream) {
-  if (stream) stream_copy(dst + at, from, count * sizeof(T));
+void write_values(T* dst, std::size_t at, std::size_t count, const T* from, bool stream, std::size_t unit) {
+  if (stream) stream_copy(dst + at, from, count * sizeof(T), unit);
   else std::memcpy(dst + at, from, count * sizeof(T));
 }
 template <class T>
-void write_values(const scattered_target<T>& dst, std::size_t at, std::size_t count, const T* from, bool stream) {
-  dst.output->write(dst.at + at, count, from, stream);
+void write_values(const scattered_target<T>& dst, std::size_t at, std::size_t count, const T* from, bool stream,
+                  std::size_t unit) {
+  dst.output->write(dst.at + at, count, from, stream, unit);
 }
 
 // The array a step may work in place in: the destination itself, or a scattered output's home.

@@ -222,7 +222,10 @@ struct panel_walk {
   // per l touched (one in the usual case, R >= the panel's lines), whatever R is. Rows
   // outermost, so the tensor is read (written) row by row and the panel sequentially. (Panels
   // of separate strips, n x V each, made these copies land 4 KB apart and conflict in L1.)
-  // dst: a pointer, or a scattered output (scattered_target).
+  // dst: a pointer, or a scattered output (scattered_target). Streamed rows stream their partial
+  // cache lines too: the rest of such a line is written a panel later, out of cache by then,
+  // and a plain store would first read it from memory (a mode-0 pass over 192x96x192 doubles into
+  // a scattered output of one cell: 6.7-8.3 ms with plain stores there, 4.5-5.2 ms streamed).
   template <bool to_panel, class Src, class Dst>
   KRONEX_TARGET_CLONES void move_panel_rows(std::size_t m0, std::size_t strips, const Src& src, const Dst& dst,
                                             T* panel) const {
@@ -238,7 +241,7 @@ struct panel_walk {
         const std::size_t run = std::min(count - k, R - r);
         const std::size_t at = (l * n + i) * R + r;
         if constexpr (to_panel) read_values(src, at, run, row + k);
-        else write_values(dst, at, run, row + k, stream);
+        else write_values(dst, at, run, row + k, stream, 16);
         k += run;
         r = 0;
         ++l;
@@ -318,12 +321,17 @@ struct panel_walk {
 
   // move_strip's scatter (a strip out to lines [m, m+w)) into a scattered output: the lines are
   // transposed into a staging block first, then written piece by piece (with streaming stores
-  // where the walk streams: whole lines, scattered_output::write).
+  // where the walk streams). Where the output's rows are whole in their cells, the strip's
+  // lines are one run there, and the partial cache lines at its ends take plain stores: the next
+  // strip writes the rest of them while they are in cache. Where rows are cut, each piece is
+  // part of a row, and its partial lines are streamed too (a 2-rank phase at 192^3, last axis
+  // cut: 7.4-7.6 ms so, 9.1-9.6 ms with plain stores there; rows whole: 7.3-7.6 ms with plain
+  // stores there, 7.9-8.4 ms streamed).
   void scatter_strip(std::size_t m, std::size_t w, const scattered_target<T>& dst, T* strip) const {
     thread_local cache_aligned_vector<T> staging;  // grows once per thread, to its largest strip
     if (staging.size() < w * n) staging.resize(w * n);
     move_strip<false>(0, w, nullptr, staging.data(), strip);
-    write_values(dst, m * n, w * n, staging.data(), stream);
+    write_values(dst, m * n, w * n, staging.data(), stream, dst.output->whole_rows() ? 64 : 16);
   }
 
   // Gather (to_panel) or scatter the `strips` strips of the panel that starts at line m0.
@@ -364,17 +372,33 @@ struct panel_walk {
     return p;
   }
 
-  // A gathered tensor, for the last mode (R == 1): the panel's pieces, each a run of its own (as
-  // many lines as the longest piece, and one more where it starts inside a line), listed in a
-  // buffer of this thread's that the next call replaces, and the panel's output (contiguous).
-  // Panels of rows (R > 1) prefetch nothing: listing their pieces cost more than fetching them
-  // early saved (a mode-1 pass over 64x128x128 doubles in two pieces, in cache: 1.22 ms with the
-  // list, 1.10 ms without, against 0.94 ms from one array).
+  // A gathered tensor: the panel's pieces, each a run of its own (as many lines as the longest
+  // piece, and one more where it starts inside a line), listed in a buffer of this thread's that
+  // the next call replaces; for the last mode (R == 1), also the panel's output (contiguous).
+  // Panels of rows (R > 1) list their pieces row by row, and only in walks that stream (an
+  // output of host_streaming_min_bytes() or more: a tensor out of cache). In cache, listing them
+  // cost more than fetching them early saved (a mode-1 pass over 64x128x128 doubles in two
+  // pieces: 1.22 ms with the list, 1.10 ms without, against 0.94 ms from one array); out of
+  // cache the rows wait for DRAM without it (a mode-0 pass over 192x96x192 doubles in two
+  // pieces: 7.5-7.7 ms without, 6.3-6.8 ms with, against 5.1-5.3 ms from one array).
   prefetch_stream source(std::size_t k, const gathered_source<T>& src, const T* dst) const {
-    if (R > 1) return {};
     thread_local std::vector<const char*> starts;
     const std::size_t m0 = k * S * V, m1 = std::min(m0 + S * V, lines());
-    return pieces_stream(src, m0 * n, dst ? dst + m0 * n : nullptr, (m1 - m0) * n, starts);
+    if (R == 1) return pieces_stream(src, m0 * n, dst ? dst + m0 * n : nullptr, (m1 - m0) * n, starts);
+    const std::size_t l0 = m0 / R, axis = src.tensor->axis_of(n, R);
+    if (!stream || l0 != (m1 - 1) / R || axis == gathered_tensor<T>::none()) return {};
+    starts.clear();
+    std::size_t longest = 0;
+    src.tensor->for_each_piece_on_rows(src.at + l0 * n * R + m0 % R, m1 - m0, axis, n,
+                                       [&](std::size_t, const T* p, std::size_t values) {
+                                         starts.push_back(reinterpret_cast<const char*>(p));
+                                         longest = std::max(longest, values);
+                                       });
+    prefetch_stream p;
+    p.row_starts = starts.data();
+    p.rows = starts.size();
+    p.run_lines = (longest * sizeof(T) + 63) / 64 + 1;
+    return p;
   }
 
   // A scattered output: the source alone (no output line is prefetched).
