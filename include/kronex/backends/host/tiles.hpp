@@ -76,16 +76,14 @@ prefetch_stream contiguous_stream(const T* src, const T* dst, std::size_t values
   return p;
 }
 
-// The stream over the pieces of `count` values of a gathered source from `at` on, each a run of
-// its own (as many lines as the longest piece, and one more where it starts inside a line),
-// listed in `starts` (which must outlive the stream), followed by the output's lines at dst
-// (none for a null dst).
-template <class T>
-prefetch_stream pieces_stream(const gathered_source<T>& src, std::size_t at, const T* dst, std::size_t count,
-                              std::vector<const char*>& starts) {
+// The stream over the pieces that list(add) hands to add(p, values), one call per piece, each a
+// run of its own (as many lines as the longest piece, and one more where it starts inside a
+// line), listed in `starts` (which must outlive the stream).
+template <class T, class List>
+prefetch_stream listed_pieces_stream(std::vector<const char*>& starts, List&& list) {
   starts.clear();
   std::size_t longest = 0;
-  src.tensor->for_each_piece(src.at + at, count, [&](const T* p, std::size_t values) {
+  list([&](const T* p, std::size_t values) {
     starts.push_back(reinterpret_cast<const char*>(p));
     longest = std::max(longest, values);
   });
@@ -93,6 +91,16 @@ prefetch_stream pieces_stream(const gathered_source<T>& src, std::size_t at, con
   p.row_starts = starts.data();
   p.rows = starts.size();
   p.run_lines = (longest * sizeof(T) + 63) / 64 + 1;
+  return p;
+}
+
+// The stream over the pieces of `count` values of a gathered source from `at` on
+// (listed_pieces_stream), followed by the output's lines at dst (none for a null dst).
+template <class T>
+prefetch_stream pieces_stream(const gathered_source<T>& src, std::size_t at, const T* dst, std::size_t count,
+                              std::vector<const char*>& starts) {
+  prefetch_stream p =
+      listed_pieces_stream<T>(starts, [&](auto&& add) { src.tensor->for_each_piece(src.at + at, count, add); });
   p.write_base = reinterpret_cast<const char*>(dst);
   p.write_lines = dst ? (count * sizeof(T) + 63) / 64 : 0;
   return p;
@@ -225,7 +233,8 @@ struct panel_walk {
   // dst: a pointer, or a scattered output (scattered_target). Streamed rows stream their partial
   // cache lines too: the rest of such a line is written a panel later, out of cache by then,
   // and a plain store would first read it from memory (a mode-0 pass over 192x96x192 doubles into
-  // a scattered output of one cell: 6.7-8.3 ms with plain stores there, 4.5-5.2 ms streamed).
+  // a scattered output of one cell: 7.0-7.5 ms with plain stores there, 5.0-5.2 ms streamed,
+  // against 5.1-5.6 ms into an array; docs/performance.md).
   template <bool to_panel, class Src, class Dst>
   KRONEX_TARGET_CLONES void move_panel_rows(std::size_t m0, std::size_t strips, const Src& src, const Dst& dst,
                                             T* panel) const {
@@ -324,9 +333,9 @@ struct panel_walk {
   // where the walk streams). Where the output's rows are whole in their cells, the strip's
   // lines are one run there, and the partial cache lines at its ends take plain stores: the next
   // strip writes the rest of them while they are in cache. Where rows are cut, each piece is
-  // part of a row, and its partial lines are streamed too (a 2-rank phase at 192^3, last axis
-  // cut: 7.4-7.6 ms so, 9.1-9.6 ms with plain stores there; rows whole: 7.3-7.6 ms with plain
-  // stores there, 7.9-8.4 ms streamed).
+  // part of a row, and its partial lines are streamed too (the fused pair of a 2-rank phase at
+  // 192^3, last axis cut: 7.5-7.8 ms so, 9.3-9.8 ms with plain stores there; rows whole:
+  // 7.1-7.7 ms with plain stores there, 7.9-8.4 ms streamed).
   void scatter_strip(std::size_t m, std::size_t w, const scattered_target<T>& dst, T* strip) const {
     thread_local cache_aligned_vector<T> staging;  // grows once per thread, to its largest strip
     if (staging.size() < w * n) staging.resize(w * n);
@@ -380,25 +389,17 @@ struct panel_walk {
   // cost more than fetching them early saved (a mode-1 pass over 64x128x128 doubles in two
   // pieces: 1.22 ms with the list, 1.10 ms without, against 0.94 ms from one array); out of
   // cache the rows wait for DRAM without it (a mode-0 pass over 192x96x192 doubles in two
-  // pieces: 7.5-7.7 ms without, 6.3-6.8 ms with, against 5.1-5.3 ms from one array).
+  // pieces: 7.5-7.7 ms without, 6.3-6.8 ms with, against 5.1-5.6 ms from one array).
   prefetch_stream source(std::size_t k, const gathered_source<T>& src, const T* dst) const {
     thread_local std::vector<const char*> starts;
     const std::size_t m0 = k * S * V, m1 = std::min(m0 + S * V, lines());
     if (R == 1) return pieces_stream(src, m0 * n, dst ? dst + m0 * n : nullptr, (m1 - m0) * n, starts);
     const std::size_t l0 = m0 / R, axis = src.tensor->axis_of(n, R);
     if (!stream || l0 != (m1 - 1) / R || axis == gathered_tensor<T>::none()) return {};
-    starts.clear();
-    std::size_t longest = 0;
-    src.tensor->for_each_piece_on_rows(src.at + l0 * n * R + m0 % R, m1 - m0, axis, n,
-                                       [&](std::size_t, const T* p, std::size_t values) {
-                                         starts.push_back(reinterpret_cast<const char*>(p));
-                                         longest = std::max(longest, values);
-                                       });
-    prefetch_stream p;
-    p.row_starts = starts.data();
-    p.rows = starts.size();
-    p.run_lines = (longest * sizeof(T) + 63) / 64 + 1;
-    return p;
+    return listed_pieces_stream<T>(starts, [&](auto&& add) {
+      src.tensor->for_each_piece_on_rows(src.at + l0 * n * R + m0 % R, m1 - m0, axis, n,
+                                         [&](std::size_t, const T* p, std::size_t values) { add(p, values); });
+    });
   }
 
   // A scattered output: the source alone (no output line is prefetched).
