@@ -31,7 +31,12 @@
 //   measured   for an exchange, the messages and bytes the busiest rank handed to MPI in the
 //              run (in shared memory: the parts the other ranks took from its block; time_steps),
 //              next to the plan's messages= and bytes/rank
-// and a total whose floor is the sum of the pieces' floors. A phase's local work pipelined with
+// and a total whose floor is the sum of the pieces' floors. Then, unless --references 0, serial
+// host solves timed the same way in the same run (serial_seconds): rank 0 alone on the whole n^3
+// tensor (one rank's speed; the speed-up printed is its median over the distributed median);
+// every rank at once on a tensor of its block's shape, no exchange (the speed-up without
+// exchanges: what the distributed solve would reach if exchanging and reading the peers' blocks
+// cost nothing, the ranks still sharing the memory system); rank 0 alone on its block's shape. A phase's local work pipelined with
 // the exchange after it is one piece ("local + exchange, K chunks"). --transport picks how
 // exchanges move the data (compile_options::exchanges; default automatic: shared memory within
 // a node, else subarray), --chunks K the
@@ -80,6 +85,7 @@ struct options {
   kronex::exchange_transport transport = kronex::exchange_transport::automatic;
   std::size_t chunks = 0;  // compile_options::exchange_chunks
   bool fuse = true;        // compile_options::fuse_shared_exchanges
+  bool references = true;  // the same-run serial references (serial_seconds)
 };
 
 int world_rank() {
@@ -92,11 +98,12 @@ int world_rank() {
   if (world_rank() == 0) {
     std::fprintf(error.empty() ? stdout : stderr,
                  "%s%s"
-                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport automatic|subarray|packed] [--chunks K] [--fuse 0|1]\n"
+                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport automatic|subarray|packed] [--chunks K] [--fuse 0|1] [--references 0|1]\n"
                  "  defaults: N = 128, R = 15; grids from P: 1 -> (1,1,1), 2 -> (2,1,1), 4 -> (2,2,1) and "
                  "(4,1,1),\n"
                  "  in general the squarest (a,b,1) with a*b = P, plus (P,1,1) when that differs\n"
-                 "  --plan prints each case's distributed plan (rank 0's view)\n",
+                 "  --plan prints each case's distributed plan (rank 0's view)\n"
+                 "  --references 0 skips the serial solves timed after each case (rank 0 alone on n^3; every rank on its block's shape)\n",
                  error.c_str(), error.empty() ? "" : "\n", prog);
   }
   MPI_Finalize();
@@ -134,6 +141,8 @@ options parse(int argc, char** argv, int size) {
       o.chunks = std::size_t(parse_int(argv[0], arg, value, 0, 4096));
     } else if (arg == "--fuse") {
       o.fuse = parse_int(argv[0], arg, value, 0, 1) == 1;
+    } else if (arg == "--references") {
+      o.references = parse_int(argv[0], arg, value, 0, 1) == 1;
     } else if (arg == "--grid") {
       std::vector<int> g;
       std::stringstream ss(value);
@@ -220,9 +229,43 @@ struct piece {
 
 struct result {
   double median = 0, min = 0, sent = 0, floor = 0, residual = 0, local_max = 0;
+  double alone = 0, blocks = 0, block_alone = 0;  // the same-run references (median seconds; 0 when not run)
   std::size_t exchanges = 0, split = 0;
   std::vector<piece> pieces;
 };
+
+// The times of R runs of run(), sorted, each after an MPI_Barrier and the slowest rank's
+// (MPI_Wtime; every rank calls this, a rank with nothing to time passes a run that does nothing).
+template <class Run>
+std::vector<double> sorted_seconds(int reps, Run&& run) {
+  std::vector<double> t;
+  for (int rep = 0; rep < reps; ++rep) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    run();
+    t.push_back(max_over_ranks(MPI_Wtime() - t0));
+  }
+  std::sort(t.begin(), t.end());
+  return t;
+}
+
+// The median of R serial host solves kron(Ma, Mb, Mc) x = b of this shape (the matrices
+// bspline_mass(shape[k], 3, bc)), one thread, on the ranks where `solves` is true, the others
+// waiting at the barrier: the same-run references printed below each case (this VM's noise
+// falls on them and on the distributed solves alike).
+double serial_seconds(int reps, const std::array<std::size_t, 3>& shape, kronex::boundary bc, bool solves) {
+  if (!solves) return sorted_seconds(reps, [] {})[std::size_t(reps) / 2];
+  xt::xtensor<double, 3> b = xt::zeros<double>(shape), x = xt::zeros<double>(shape);
+  for (std::size_t i = 0; i < b.size(); ++i) b.data()[i] = std::sin(0.37 * double(i % 100003)) + 0.1;
+  kronex::compile_options one_thread;
+  one_thread.threads = 1;
+  const auto Ma = kronex::gallery::bspline_mass<double>(shape[0], degree, bc);
+  const auto Mb = kronex::gallery::bspline_mass<double>(shape[1], degree, bc);
+  const auto Mc = kronex::gallery::bspline_mass<double>(shape[2], degree, bc);
+  auto solver = kronex::compile(kronex::kron(Ma, Mb, Mc).inverse(), b, one_thread);
+  solver(b, x);  // warm-up: first touch of x and of the workspace
+  return sorted_seconds(reps, [&] { solver(b, x); })[std::size_t(reps) / 2];
+}
 
 result run_case(const options& o, const grid3& grid, kronex::boundary bc, double bw_rank) {
   const std::size_t n = o.n;
@@ -260,14 +303,7 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
   if (o.plan && world_rank() == 0) std::printf("%s\n", kronex::to_string(solver.plan()).c_str());
 
   solver(b, x);  // warm-up: first touch of x, the buffers and the sub-communicators' paths
-  std::vector<double> t;
-  for (int rep = 0; rep < o.reps; ++rep) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    solver(b, x);
-    t.push_back(max_over_ranks(MPI_Wtime() - t0));
-  }
-  std::sort(t.begin(), t.end());
+  const std::vector<double> t = sorted_seconds(o.reps, [&] { solver(b, x); });
   r.median = t[t.size() / 2];
   r.min = t.front();
 
@@ -323,6 +359,20 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
     scale = std::max(scale, std::abs(b.local().data()[i]));
   }
   r.residual = max_over_ranks(diff) / max_over_ranks(scale);
+
+  // The same-run references (serial_seconds): rank 0 alone on the whole tensor, as one rank
+  // would solve it; every rank at once on a tensor of its block's shape, no exchange (the ranks'
+  // local work if exchanging and reading the peers' blocks were free, on the shared memory
+  // system); rank 0 alone on its block's shape (the same without the other ranks' traffic).
+  // One rank's distributed solve is the serial one: no references there.
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (o.references && size > 1) {
+    const auto& s = b.local().shape();
+    r.alone = serial_seconds(o.reps, {n, n, n}, bc, world_rank() == 0);
+    r.blocks = serial_seconds(o.reps, {s[0], s[1], s[2]}, bc, true);
+    r.block_alone = serial_seconds(o.reps, {s[0], s[1], s[2]}, bc, world_rank() == 0);
+  }
   return r;
 }
 
@@ -399,6 +449,13 @@ int main(int argc, char** argv) {
         }
         std::printf("    %-52s %9.3f ms %10.2fM local %9.2fM sent  floor %8.3f ms  x%.2f\n", "total (sum of pieces)",
                     seconds * 1e3, local * 1e-6, sent * 1e-6, floor * 1e3, floor > 0 ? seconds / floor : 0.0);
+        if (r.alone > 0) {
+          std::printf("    %-52s %9.3f ms  speed-up of the distributed solve: %.2fx\n",
+                      "serial n^3, rank 0 alone", r.alone * 1e3, r.alone / r.median);
+          std::printf("    %-52s %9.3f ms  speed-up without exchanges: %.2fx\n", "serial block shapes, every rank at once",
+                      r.blocks * 1e3, r.alone / r.blocks);
+          std::printf("    %-52s %9.3f ms\n", "serial block shape, rank 0 alone", r.block_alone * 1e3);
+        }
       }
     }
   }
