@@ -380,6 +380,13 @@ public:
   }
   bool scatters_output() const { return scatters_output(m_desc); }
 
+  // Whether a scattered run of a plan of this description (scatters_output) is one piece: one
+  // step, or one fused pair (run_scattered). It then reads only its input and its own buffers,
+  // never the output's home, which may hold the cells anywhere.
+  static bool scatters_in_one_piece(const plan_description& d) {
+    return scatters_output(d) && (d.steps.size() == 1 || (d.steps.size() == 2 && fused_with_next(d.steps.front())));
+  }
+
   // The workspace a scattered run adds (reserve_scattered_output): a last fused pair whose first
   // step is a substitution works in a slab buffer per thread instead of in place (run_piece).
   static std::size_t scattered_workspace_bytes(const plan_description& d) {

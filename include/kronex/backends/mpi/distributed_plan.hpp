@@ -74,6 +74,7 @@ struct host_ranks {
 
 template <class T, class Ranks = host_ranks<T>>
 class distributed_plan {
+  static constexpr std::size_t npos = std::size_t(-1);
   // One message of an exchange: the part of one chunk of the sender's block (the whole block
   // unless the sender's local work is pipelined) that the receiver's next block holds, as a
   // subarray type over the block, or at an offset (in values) of the packed buffers.
@@ -85,6 +86,9 @@ class distributed_plan {
     std::size_t at = 0;
     int node = -1;  // shared memory: the other rank in the node communicator, and its block that
     box block;      // holds the part (a receive: its solved block; a send: its next block)
+    // A receive of a pull: where the sender's phase laid the part out on its own, in C order of
+    // the part, in its buffer (values; build_target), or npos: at its place in the sender's block.
+    std::size_t packed_at = npos;
   };
   // How an exchange uses the memory the ranks of a node share (choose_sharing); read: as pull,
   // but the next phase's first step reads the peers' blocks itself (no copy of its own).
@@ -336,7 +340,10 @@ private:
     const bool stream = streams(w.block);
     if (!own_done) copy_box(w.own.front(), from, src, w.block, dst, stream);
     node_barrier(w.comm);
-    for (const part& g : w.recvs) copy_box(g.where, g.block, peer_buffer(g.node, k), w.block, dst, stream);
+    for (const part& g : w.recvs) {
+      if (g.packed_at != npos) copy_box(g.where, g.where, peer_buffer(g.node, k) + g.packed_at, w.block, dst, stream);
+      else copy_box(g.where, g.block, peer_buffer(g.node, k), w.block, dst, stream);
+    }
     node_barrier(w.comm);
     count_sends(w);
   }
@@ -376,17 +383,60 @@ private:
     }
   }
 
+  // Whether the phase before the return i (which writes its own part: writes_own_part) may lay
+  // the peers' parts out on their own in its buffer: its local plan reads the peers' blocks
+  // (sharing::read, so nothing of its buffer) and writes the output in one piece (a step or a
+  // fused pair: host_plan::scatters_in_one_piece), so its buffer holds nothing it still reads.
+  bool packs_parts(std::size_t i, const plan_description& local) const {
+    if constexpr (!Ranks::shares_memory) {
+      return false;
+    } else {
+      return m_work[i - 1].shared == sharing::read && Ranks::local_plan::scatters_in_one_piece(local);
+    }
+  }
+
   // The scattered output of the phase before the return i (writes_own_part): the parts of the
   // phase's block (writes_own_part: not pipelined, so one chunk), each one cell: this rank's own
-  // at its place in x's block, each peer's at its place in the phase's own buffer. Its plan
-  // allocates what a scattered run needs now, not in the solve.
-  void build_target(std::size_t i) {
+  // at its place in x's block, each peer's in the phase's own buffer. There a peer's part lies
+  // at its place in the block, or, where m_packs_parts[i], on its own (in the part's C order,
+  // one after the other from the buffer's start), so that the peer copies it in one run (a
+  // return that splits the last axis would otherwise read every other run of a line). Its plan
+  // allocates what a scattered run needs now, not in the solve. Returns, per part in
+  // ret.sends.front(), where it was laid out on its own (values), or npos.
+  std::vector<std::size_t> build_target(std::size_t i) {
     phase_work& before = m_work[i - 1];
     const phase_work& ret = m_work[i];
     std::vector<cell_piece> pieces{{ret.own.front(), ret.block}};
-    for (const part& s : ret.sends.front()) pieces.push_back({s.where, before.block});
+    std::vector<std::size_t> packed_at;
+    std::size_t next = 0;
+    for (const part& s : ret.sends.front()) {
+      if (m_packs_parts[i]) {
+        pieces.push_back({s.where, s.where, next});
+        packed_at.push_back(next);
+        next += s.where.size();
+      } else {
+        pieces.push_back({s.where, before.block});
+        packed_at.push_back(npos);
+      }
+    }
     before.own_cell = lay_out(before.block, pieces, before.target).front();
     if constexpr (Ranks::shares_memory) before.plans.front()->reserve_scattered_output();
+    return packed_at;
+  }
+
+  // Tells the senders' packed_at (build_target) to the receivers of pull exchange w: one
+  // MPI_Alltoall on its communicator (collective; npos where a rank sends nothing or lays out
+  // nothing on its own).
+  void tell_packed_parts(phase_work& w, const std::vector<std::size_t>& packed_at) {
+    int size = 1;
+    check_mpi(MPI_Comm_size(w.comm, &size), "MPI_Comm_size");
+    std::vector<unsigned long long> mine(std::size_t(size), ~0ull), theirs(std::size_t(size), ~0ull);
+    for (std::size_t p = 0; p < packed_at.size(); ++p)
+      if (packed_at[p] != npos) mine[std::size_t(w.sends.front()[p].rank)] = packed_at[p];
+    check_mpi(MPI_Alltoall(mine.data(), 1, MPI_UNSIGNED_LONG_LONG, theirs.data(), 1, MPI_UNSIGNED_LONG_LONG, w.comm),
+              "MPI_Alltoall");
+    for (part& g : w.recvs)
+      g.packed_at = theirs[std::size_t(g.rank)] == ~0ull ? npos : std::size_t(theirs[std::size_t(g.rank)]);
   }
 
   // Whether a shared-memory exchange writes the next block `b` with streaming stores: from the
@@ -401,9 +451,11 @@ private:
     for (const auto& [cell, node] : w.source_cells) w.source->set_base(cell, node < 0 ? src : peer_buffer(node, k));
   }
 
-  // A box `where` of a block, held in C order by an array whose box is `array` (lay_out).
+  // A box `where` of a block, held in C order by an array whose box is `array` and which starts
+  // `at` values into the buffer it lies in (lay_out).
   struct cell_piece {
     box where, array;
+    std::size_t at = 0;
   };
 
   // `layout` (a gathered_tensor or a scattered_output) over `block`, cut along each axis where
@@ -435,7 +487,7 @@ private:
         first += (p.where.offset[k] - p.array.offset[k]) * strides[k];
       }
       cells.push_back(layout->cell_index(interval));
-      layout->set_cell(cells.back(), nullptr, strides, first);
+      layout->set_cell(cells.back(), nullptr, strides, p.at + first);
       covered[cells.back()] = 1;
     }
     if (std::count(covered.begin(), covered.end(), 0) != 0)
@@ -712,11 +764,13 @@ private:
     m_desc.workspace_bytes = 2 * m_buffer_values * sizeof(T);
     m_local_steps.assign(m_phases.size(), step_range{});
     m_own_written.assign(m_phases.size(), false);
+    m_packs_parts.assign(m_phases.size(), false);
     for (std::size_t i = 0; i < m_phases.size(); ++i) {
       if (i > 0) {
         m_exchange_step_index[i] = m_desc.steps.size();
         m_desc.steps.push_back(m_exchange_steps[i]);
         m_own_written[i] = writes_own_part(i, local);
+        m_packs_parts[i] = m_own_written[i] && packs_parts(i, local[i - 1]);
         if constexpr (Ranks::shares_memory)
           if (m_own_written[i]) {  // no copy of the own part: the phase before wrote it (the step printed last)
             exchange_step& e = std::get<exchange_step>(m_desc.steps.back());
@@ -1017,8 +1071,11 @@ private:
       send_size = std::max(send_size, send_total);
       recv_size = std::max(recv_size, recv_total);
     }
-    for (std::size_t i = 1; i < m_phases.size(); ++i)
-      if (m_own_written[i]) build_target(i);
+    for (std::size_t i = 1; i < m_phases.size(); ++i) {
+      phase_work& w = m_work[i];
+      const std::vector<std::size_t> packed_at = m_own_written[i] ? build_target(i) : std::vector<std::size_t>{};
+      if (w.shared == sharing::pull && w.comm != MPI_COMM_NULL) tell_packed_parts(w, packed_at);
+    }
     if (shares_memory()) {  // the ping-pong buffers, where the node's other ranks reach them
       check_mpi(MPI_Comm_rank(m_comm->node(), &m_node_rank), "MPI_Comm_rank");
       m_segments = node_segments(m_comm->node(), m_comm->get(), 2 * m_buffer_values * sizeof(T));
@@ -1159,6 +1216,7 @@ private:
   std::vector<std::size_t> m_chunks;               // per phase: its chunks (pipeline_chunks)
   std::vector<sharing> m_sharing;                  // per phase: how the exchange into it shares memory
   std::vector<bool> m_own_written;                 // per phase: the phase before wrote the own part (writes_own_part)
+  std::vector<bool> m_packs_parts;                 // ... and the peers' parts each on its own (packs_parts)
   node_segments m_segments;                        // shared memory: this node's ping-pong buffers
   int m_node_rank = 0;                             // this rank in the node communicator
   std::vector<factor_setup> m_setup;           // the setup lines before the local plans fill them
