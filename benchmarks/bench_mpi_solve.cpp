@@ -31,16 +31,16 @@
 //   measured   for an exchange, the messages and bytes the busiest rank handed to MPI in the
 //              run (in shared memory: the parts the other ranks took from its block; time_steps),
 //              next to the plan's messages= and bytes/rank
-// and a total whose floor is the sum of the pieces' floors. Then, unless --references 0, serial
-// host solves timed the same way in the same run (serial_seconds): rank 0 alone on the whole n^3
-// tensor (one rank's speed; the speed-up printed is its median over the distributed median);
-// every rank at once on a tensor of its block's shape, no exchange (the speed-up without
-// exchanges: what the distributed solve would reach if exchanging and reading the peers' blocks
-// cost nothing, the ranks still sharing the memory system); rank 0 alone on its block's shape. A phase's local work pipelined with
-// the exchange after it is one piece ("local + exchange, K chunks"). --transport picks how
-// exchanges move the data (compile_options::exchanges; default automatic: shared memory within
-// a node, else subarray), --chunks K the
-// pipelining (compile_options::exchange_chunks: 1 none; default 0, automatic; it applies to
+// and a total whose floor is the sum of the pieces' floors. Then, on 2 or more ranks and unless
+// --references 0, serial host solves timed the same way in the same run (serial_seconds): rank
+// 0 alone on the whole n^3 tensor (one rank's speed; the speed-up printed is its median over the
+// distributed median); every rank at once on a tensor of its block's shape, no exchange (the
+// speed-up without exchanges: what the distributed solve would reach if exchanging and reading
+// the peers' blocks cost nothing, the ranks still sharing the memory system); rank 0 alone on
+// its block's shape. A phase's local work pipelined with the exchange after it is one piece
+// ("local + exchange, K chunks"). --transport picks how exchanges move the data
+// (compile_options::exchanges; default automatic: shared memory within a node, else subarray),
+// --chunks K the pipelining (compile_options::exchange_chunks: 1 none; default 0, automatic; it applies to
 // exchanges through MPI, so on one node with --transport subarray), --fuse 0 makes every
 // shared-memory exchange copy the parts itself instead of leaving them to the next step
 // (compile_options::fuse_shared_exchanges; such an exchange, printed "read by step k", has no

@@ -86,8 +86,8 @@ class distributed_plan {
     std::size_t at = 0;
     int node = -1;  // shared memory: the other rank in the node communicator, and its block that
     box block;      // holds the part (a receive: its solved block; a send: its next block)
-    // A receive of a pull: where the sender's phase laid the part out on its own, in C order of
-    // the part, in its buffer (values; build_target), or npos: at its place in the sender's block.
+    // A part of a pull: where the sender's phase laid it out on its own, in the part's C order, in
+    // its buffer (values; build_target), or npos: at its place in the sender's block.
     std::size_t packed_at = npos;
   };
   // How an exchange uses the memory the ranks of a node share (choose_sharing); read: as pull,
@@ -401,38 +401,35 @@ private:
   // at its place in the block, or, where m_packs_parts[i], on its own (in the part's C order,
   // one after the other from the buffer's start), so that the peer copies it in one run (a
   // return that splits the last axis would otherwise read every other run of a line). Its plan
-  // allocates what a scattered run needs now, not in the solve. Returns, per part in
-  // ret.sends.front(), where it was laid out on its own (values), or npos.
-  std::vector<std::size_t> build_target(std::size_t i) {
+  // allocates what a scattered run needs now, not in the solve. Each send's packed_at says where
+  // its part lies on its own (npos: at its place).
+  void build_target(std::size_t i) {
     phase_work& before = m_work[i - 1];
-    const phase_work& ret = m_work[i];
+    phase_work& ret = m_work[i];
     std::vector<cell_piece> pieces{{ret.own.front(), ret.block}};
-    std::vector<std::size_t> packed_at;
     std::size_t next = 0;
-    for (const part& s : ret.sends.front()) {
+    for (part& s : ret.sends.front()) {
       if (m_packs_parts[i]) {
+        s.packed_at = next;
         pieces.push_back({s.where, s.where, next});
-        packed_at.push_back(next);
         next += s.where.size();
       } else {
         pieces.push_back({s.where, before.block});
-        packed_at.push_back(npos);
       }
     }
     before.own_cell = lay_out(before.block, pieces, before.target).front();
     if constexpr (Ranks::shares_memory) before.plans.front()->reserve_scattered_output();
-    return packed_at;
   }
 
   // Tells the senders' packed_at (build_target) to the receivers of pull exchange w: one
   // MPI_Alltoall on its communicator (collective; npos where a rank sends nothing or lays out
   // nothing on its own).
-  void tell_packed_parts(phase_work& w, const std::vector<std::size_t>& packed_at) {
+  void tell_packed_parts(phase_work& w) {
     int size = 1;
     check_mpi(MPI_Comm_size(w.comm, &size), "MPI_Comm_size");
     std::vector<unsigned long long> mine(std::size_t(size), ~0ull), theirs(std::size_t(size), ~0ull);
-    for (std::size_t p = 0; p < packed_at.size(); ++p)
-      if (packed_at[p] != npos) mine[std::size_t(w.sends.front()[p].rank)] = packed_at[p];
+    for (const part& s : w.sends.front())
+      if (s.packed_at != npos) mine[std::size_t(s.rank)] = s.packed_at;
     check_mpi(MPI_Alltoall(mine.data(), 1, MPI_UNSIGNED_LONG_LONG, theirs.data(), 1, MPI_UNSIGNED_LONG_LONG, w.comm),
               "MPI_Alltoall");
     for (part& g : w.recvs)
@@ -1072,9 +1069,8 @@ private:
       recv_size = std::max(recv_size, recv_total);
     }
     for (std::size_t i = 1; i < m_phases.size(); ++i) {
-      phase_work& w = m_work[i];
-      const std::vector<std::size_t> packed_at = m_own_written[i] ? build_target(i) : std::vector<std::size_t>{};
-      if (w.shared == sharing::pull && w.comm != MPI_COMM_NULL) tell_packed_parts(w, packed_at);
+      if (m_own_written[i]) build_target(i);
+      if (m_work[i].shared == sharing::pull && m_work[i].comm != MPI_COMM_NULL) tell_packed_parts(m_work[i]);
     }
     if (shares_memory()) {  // the ping-pong buffers, where the node's other ranks reach them
       check_mpi(MPI_Comm_rank(m_comm->node(), &m_node_rank), "MPI_Comm_rank");
