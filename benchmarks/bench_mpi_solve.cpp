@@ -37,7 +37,10 @@
 // distributed median); every rank at once on a tensor of its block's shape, no exchange (the
 // speed-up without exchanges: what the distributed solve would reach if exchanging and reading
 // the peers' blocks cost nothing, the ranks still sharing the memory system); rank 0 alone on
-// its block's shape. A phase's local work pipelined with the exchange after it is one piece
+// its block's shape; and, for a plan of two phases on a grid that splits one axis, all ranks on
+// one node, the node-shared bound (shared_x_seconds): the two phases as they would run if the
+// blocks of x lay in memory the node shares, in place, with barriers and no exchange copies (the
+// speed-up with x shared). A phase's local work pipelined with the exchange after it is one piece
 // ("local + exchange, K chunks"). --transport picks how exchanges move the data
 // (compile_options::exchanges; default automatic: shared memory within a node, else subarray),
 // --chunks K the pipelining (compile_options::exchange_chunks: 1 none; default 0, automatic; it applies to
@@ -46,8 +49,9 @@
 // (compile_options::fuse_shared_exchanges; such an exchange, printed "read by step k", has no
 // local bytes and no floor of its own: its reads are the next phase's).
 //
-// Exit status: 0 ok; 1 a wrong result (residual above 1e-10) or an exchange that sent other than
-// its plan predicted; 2 bad command line.
+// Exit status: 0 ok; 1 a wrong result (residual above 1e-10, or the node-shared bound's result
+// other than the solve's) or an exchange that sent other than its plan predicted; 2 bad command
+// line.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -65,6 +69,8 @@
 #include <mpi.h>
 
 #include <kronex/mpi.hpp>
+#include <kronex/backends/host/host_plan.hpp>
+#include <kronex/backends/host/scattered_output.hpp>
 
 #include <kronex_bench/membw.hpp>
 
@@ -103,7 +109,8 @@ int world_rank() {
                  "(4,1,1),\n"
                  "  in general the squarest (a,b,1) with a*b = P, plus (P,1,1) when that differs\n"
                  "  --plan prints each case's distributed plan (rank 0's view)\n"
-                 "  --references 0 skips the serial solves timed after each case (rank 0 alone on n^3; every rank on its block's shape)\n",
+                 "  --references 0 skips the serial solves timed after each case (rank 0 alone on n^3; every rank on its block's shape)\n"
+                 "  and the node-shared bound (the plan's phases in place in shared memory, no exchange copies)\n",
                  error.c_str(), error.empty() ? "" : "\n", prog);
   }
   MPI_Finalize();
@@ -230,6 +237,8 @@ struct piece {
 struct result {
   double median = 0, min = 0, sent = 0, floor = 0, residual = 0, local_max = 0;
   double alone = 0, blocks = 0, block_alone = 0;  // the same-run references (median seconds; 0 when not run)
+  double shared = 0;            // ... and the node-shared bound (shared_x_seconds)
+  bool shared_differs = false;  // the bound's result is not the distributed solve's
   std::size_t exchanges = 0, split = 0;
   std::vector<piece> pieces;
 };
@@ -265,6 +274,108 @@ double serial_seconds(int reps, const std::array<std::size_t, 3>& shape, kronex:
   auto solver = kronex::compile(kronex::kron(Ma, Mb, Mc).inverse(), b, one_thread);
   solver(b, x);  // warm-up: first touch of x and of the workspace
   return sorted_seconds(reps, [&] { solver(b, x); })[std::size_t(reps) / 2];
+}
+
+// The node-shared bound: this plan's two phases as they would run if the ranks' blocks of x lay
+// in memory the node shares, each block in C order as now. Phase 0 solves its modes from b into
+// the rank's own block; after a barrier, phase 1 solves its modes on the phase's box, reading
+// and writing it in place across the blocks (a gathered source and a scattered output, one cell
+// per block, the host plan's own paths for the peers' blocks); then a barrier. No exchange copy
+// and no return: what taking every copy out of the exchanges could reach, memory shared. It
+// runs for plans of two phases on a grid that splits one axis, all ranks on one node, where
+// phase 1's plan can write a scattered output (host_plan::scatters_output); `x` is
+// the distributed solve's result, which the bound's must equal to 1e-12 (else `differs`).
+struct shared_bound {
+  double seconds = 0;  // median over the repeats; 0: not run
+  bool differs = false;
+};
+
+shared_bound shared_x_seconds(int reps, const kronex::banded<double>& M, const grid3& grid,
+                              const kronex::plan_description& plan, const kronex::distributed_tensor<double, 3>& b,
+                              const kronex::distributed_tensor<double, 3>& x) {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::size_t split = 3, splits = 0;
+  for (std::size_t k = 0; k < 3; ++k)
+    if (grid[k] > 1) split = k, ++splits;
+  int phase_modes[2] = {0, 0};  // bit k: mode k solved in that phase
+  bool two_phases = true;
+  for (const auto& st : plan.steps) {
+    const auto& info = kronex::step_info(st);
+    if (kronex::kind_of(st) != kronex::step_kind::solve) continue;
+    if (info.phase == 0 || info.phase == 1) phase_modes[info.phase] |= 1 << info.mode;
+    else two_phases = false;
+  }
+  std::size_t across = 3;  // phase 1's box: split along the first axis none of its modes solve
+  for (std::size_t k = 3; k-- > 0;)
+    if (!(phase_modes[1] >> k & 1)) across = k;
+  if (splits != 1 || !two_phases || !(phase_modes[1] >> split & 1) || (phase_modes[0] >> split & 1) ||
+      across == 3 || ranks_on_node() != size)
+    return {};
+
+  // Blocks along `split` and phase 1's boxes along `across`, as distributed_tensor splits axes:
+  // the first ranks get one more point.
+  const std::size_t n = M.size(), P = std::size_t(size), me = std::size_t(world_rank());
+  auto extent = [&](std::size_t q) { return n / P + (q < n % P ? 1 : 0); };
+  auto offset = [&](std::size_t q) { return q * (n / P) + std::min(q, n % P); };
+  kronex::shape_t own{n, n, n}, box{n, n, n};
+  own[split] = extent(me);
+  box[across] = extent(me);
+  auto phase_plan = [&](int modes, const kronex::shape_t& shape) {
+    std::vector<kronex::any_factor<double>> f;
+    for (std::size_t k = 0; k < 3; ++k)
+      f.push_back((modes >> k & 1) ? kronex::any_factor<double>(M) : kronex::any_factor<double>(kronex::identity(shape[k])));
+    kronex::operator_desc<double> d = kronex::kron(f[0], f[1], f[2]).inverse().template describe<double>();
+    d.options.threads = 1;
+    return kronex::detail::host_plan<double>(d, shape);
+  };
+  auto p0 = phase_plan(phase_modes[0], own), p1 = phase_plan(phase_modes[1], box);
+  if (max_over_ranks(p1.scatters_output() ? 0.0 : 1.0) > 0) return {};  // its last step does not run in panels
+  p1.reserve_scattered_output();
+
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  double* mine = nullptr;
+  MPI_Win win;
+  MPI_Win_allocate_shared(MPI_Aint(b.local().size() * sizeof(double)), int(sizeof(double)), MPI_INFO_NULL, node,
+                          &mine, &win);
+  std::vector<std::vector<std::size_t>> cuts(3, {0});
+  for (std::size_t q = 1; q < P; ++q) cuts[split].push_back(offset(q));
+  kronex::detail::gathered_tensor<double> in(box, cuts);
+  kronex::detail::scattered_output<double> out(box, cuts);
+  for (std::size_t q = 0; q < P; ++q) {
+    MPI_Aint bytes = 0;
+    int unit = 0;
+    double* base = nullptr;
+    MPI_Win_shared_query(win, int(q), &bytes, &unit, &base);
+    kronex::shape_t block{n, n, n};
+    block[split] = extent(q);
+    const std::vector<std::size_t> strides{block[1] * block[2], block[2], 1};
+    std::vector<std::size_t> cell(3, 0);
+    cell[split] = q;
+    in.set_cell(in.cell_index(cell), base, strides, offset(me) * strides[across]);
+    out.set_cell(out.cell_index(cell), base, strides, offset(me) * strides[across]);
+  }
+  std::vector<double> home(kronex::detail::product(box));  // where a fused pair's first step may work
+  out.set_home(home.data());
+  auto solve = [&] {
+    p0.run(b.local().data(), mine);
+    MPI_Barrier(node);
+    p1.run(in, out);
+    MPI_Barrier(node);
+  };
+  solve();  // warm-up
+  shared_bound r;
+  r.seconds = sorted_seconds(reps, solve)[std::size_t(reps) / 2];
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < x.local().size(); ++i) {
+    diff = std::max(diff, std::abs(mine[i] - x.local().data()[i]));
+    scale = std::max(scale, std::abs(x.local().data()[i]));
+  }
+  r.differs = max_over_ranks(diff) > 1e-12 * max_over_ranks(scale);
+  MPI_Win_free(&win);
+  MPI_Comm_free(&node);
+  return r;
 }
 
 result run_case(const options& o, const grid3& grid, kronex::boundary bc, double bw_rank) {
@@ -372,6 +483,9 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
     r.alone = serial_seconds(o.reps, {n, n, n}, bc, world_rank() == 0);
     r.blocks = serial_seconds(o.reps, {s[0], s[1], s[2]}, bc, true);
     r.block_alone = serial_seconds(o.reps, {s[0], s[1], s[2]}, bc, world_rank() == 0);
+    const shared_bound sb = shared_x_seconds(o.reps, M, grid, solver.plan(), b, x);
+    r.shared = sb.seconds;
+    r.shared_differs = sb.differs;
   }
   return r;
 }
@@ -423,7 +537,7 @@ int main(int argc, char** argv) {
   for (const grid3& grid : o.grids) {
     for (const auto bc : {kronex::boundary::clamped, kronex::boundary::periodic}) {
       const result r = run_case(o, grid, bc, bw);
-      bool ok = r.residual <= 1e-10;
+      bool ok = r.residual <= 1e-10 && !r.shared_differs;
       for (const piece& pc : r.pieces)
         ok = ok && (!pc.exchange || (pc.measured_bytes == pc.sent_bytes && pc.measured_messages == pc.planned_messages));
       if (!ok) status = 1;
@@ -455,6 +569,9 @@ int main(int argc, char** argv) {
           std::printf("    %-52s %9.3f ms  speed-up without exchanges: %.2fx\n", "serial block shapes, every rank at once",
                       r.blocks * 1e3, r.alone / r.blocks);
           std::printf("    %-52s %9.3f ms\n", "serial block shape, rank 0 alone", r.block_alone * 1e3);
+          if (r.shared > 0)
+            std::printf("    %-52s %9.3f ms  speed-up with x shared: %.2fx%s\n", "node-shared x, in place, barriers only",
+                        r.shared * 1e3, r.alone / r.shared, r.shared_differs ? "  RESULT DIFFERS" : "");
         }
       }
     }
