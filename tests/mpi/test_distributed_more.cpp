@@ -815,6 +815,20 @@ BOOST_AUTO_TEST_CASE(exchanges_within_a_node) {
         const double block = double(bd.local().size() * sizeof(T));
         BOOST_TEST(e->bytes == 2.0 * block - (written ? 2.0 * e->own_bytes : 0.0), solver);
         BOOST_TEST((kronex::to_string(solver.plan()).find(" written by step ") != std::string::npos) == written);
+        // The peers' parts lie on their own where the phase before read its operand from the
+        // peers' blocks (its exchange "read by step k") and writes in one piece: one step, or a
+        // fused pair. They always do on a grid that splits one axis (phase 1 reads phase 0's
+        // blocks and solves one mode or a fused pair).
+        std::size_t before = steps.size() - 1;
+        while (before > 0 && !std::holds_alternative<kronex::exchange_step>(steps[before - 1])) --before;
+        const auto* into = before > 0 ? std::get_if<kronex::exchange_step>(&steps[before - 1]) : nullptr;
+        const std::size_t local = steps.size() - 1 - before;
+        const auto* first = local > 0 ? std::get_if<kronex::lu_subst_step>(&steps[before]) : nullptr;
+        const bool one_piece = local == 1 || (local == 2 && first && first->fused_with_next);
+        const bool packed = written && e->message_bytes > 0 && into && into->read_by_next && one_piece;
+        BOOST_TEST(e->parts_packed == packed, solver);
+        if (written && split_once && P > 1) BOOST_TEST(e->parts_packed, solver);
+        BOOST_TEST((kronex::to_string(solver.plan()).find("  parts packed") != std::string::npos) == packed, solver);
       }
   // Out of cache (KRONEX_HOST_STREAMING_MIN_BYTES=0 makes every block count as such), an exchange
   // into a mode whose panels span several lines before it copies instead: mode 1 alone on

@@ -112,6 +112,7 @@ inline std::ostream& operator<<(std::ostream& out, const plan_description& p) {
          << detail::format_layout(b.view, b.view_strides);
       if (e->own_bytes > 0) os << "  own=" << detail::format_count(e->own_bytes) << "B";
       if (e->own_written_by >= 0) os << " written by step " << e->own_written_by;
+      if (e->parts_packed) os << "  parts packed";
       if (e->chunks > 0) os << "  pipelined with the steps before in " << e->chunks << " chunks";
       if (e->read_by_next) os << "  read by step " << s + 1;
     } else {

@@ -129,6 +129,8 @@ struct exchange_step : step_base {
   double own_bytes = 0;         // this rank's own part, copied locally (never sent)
   long own_written_by = -1;     // shared memory, the return into x: the step that wrote the own
                                 // part into x itself (then not copied here); -1: none
+  bool parts_packed = false;    // ... and laid each peer's part out on its own in its buffer (the
+                                // part's C order), so that the peer copies it in one run
   bool read_by_next = false;    // shared memory: no copy of its own; the next step reads each value
                                 // of its operand where the peer that solved it holds it
   std::size_t chunks = 0;       // pipelined: the local work before it runs in (at most) this many

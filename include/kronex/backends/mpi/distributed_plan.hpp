@@ -773,6 +773,7 @@ private:
             exchange_step& e = std::get<exchange_step>(m_desc.steps.back());
             e.bytes -= 2.0 * e.own_bytes;
             e.own_written_by = long(m_desc.steps.size()) - 2;
+            e.parts_packed = m_packs_parts[i] && e.message_bytes > 0;
             m_desc.workspace_bytes += Ranks::local_plan::scattered_workspace_bytes(local[i - 1]);
           }
       }
