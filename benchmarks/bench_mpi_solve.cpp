@@ -40,7 +40,12 @@
 // its block's shape; and, for a plan of two phases on a grid that splits one axis, all ranks on
 // one node, the node-shared bound (shared_x_seconds): the two phases as they would run if the
 // blocks of x lay in memory the node shares, in place, with barriers and no exchange copies (the
-// speed-up with x shared). A phase's local work pipelined with the exchange after it is one piece
+// speed-up with x shared); and, for a grid that splits one axis other than the last, where the
+// split mode's program takes turns between the ranks only forward and backward (a band that is
+// not folded: not a periodic one of more than 64 points), the split-pipeline bound (split_pipeline_seconds): no exchange of blocks at all,
+// the split mode solved in place where its rows lie, rank after rank in a pipeline of K chunks
+// (--split-chunks K, default 32), only the band's neighbouring rows sent (the speed-up with the
+// split mode pipelined). A phase's local work pipelined with the exchange after it is one piece
 // ("local + exchange, K chunks"). --transport picks how exchanges move the data
 // (compile_options::exchanges; default automatic: shared memory within a node, else subarray),
 // --chunks K the pipelining (compile_options::exchange_chunks: 1 none; default 0, automatic; it applies to
@@ -49,15 +54,17 @@
 // (compile_options::fuse_shared_exchanges; such an exchange, printed "read by step k", has no
 // local bytes and no floor of its own: its reads are the next phase's).
 //
-// Exit status: 0 ok; 1 a wrong result (residual above 1e-10, or the node-shared bound's result
-// other than the solve's) or an exchange that sent other than its plan predicted; 2 bad command
+// Exit status: 0 ok; 1 a wrong result (residual above 1e-10, or a bound's result other than the
+// solve's) or an exchange that sent other than its plan predicted; 2 bad command
 // line.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -92,6 +99,7 @@ struct options {
   std::size_t chunks = 0;  // compile_options::exchange_chunks
   bool fuse = true;        // compile_options::fuse_shared_exchanges
   bool references = true;  // the same-run serial references (serial_seconds)
+  std::size_t split_chunks = 32;  // the split-pipeline bound's chunks (split_pipeline_seconds)
 };
 
 int world_rank() {
@@ -104,13 +112,15 @@ int world_rank() {
   if (world_rank() == 0) {
     std::fprintf(error.empty() ? stdout : stderr,
                  "%s%s"
-                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport automatic|subarray|packed] [--chunks K] [--fuse 0|1] [--references 0|1]\n"
+                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport automatic|subarray|packed] [--chunks K] [--fuse 0|1] [--references 0|1] [--split-chunks K]\n"
                  "  defaults: N = 128, R = 15; grids from P: 1 -> (1,1,1), 2 -> (2,1,1), 4 -> (2,2,1) and "
                  "(4,1,1),\n"
                  "  in general the squarest (a,b,1) with a*b = P, plus (P,1,1) when that differs\n"
                  "  --plan prints each case's distributed plan (rank 0's view)\n"
                  "  --references 0 skips the serial solves timed after each case (rank 0 alone on n^3; every rank on its block's shape)\n"
-                 "  and the node-shared bound (the plan's phases in place in shared memory, no exchange copies)\n",
+                 "  and the node-shared bound (the plan's phases in place in shared memory, no exchange copies)\n"
+                 "  and the split-pipeline bound (the split mode solved in place where its rows lie, rank after rank\n"
+                 "  in K chunks, default 32, only neighbouring rows sent)\n",
                  error.c_str(), error.empty() ? "" : "\n", prog);
   }
   MPI_Finalize();
@@ -148,6 +158,8 @@ options parse(int argc, char** argv, int size) {
       o.chunks = std::size_t(parse_int(argv[0], arg, value, 0, 4096));
     } else if (arg == "--fuse") {
       o.fuse = parse_int(argv[0], arg, value, 0, 1) == 1;
+    } else if (arg == "--split-chunks") {
+      o.split_chunks = std::size_t(parse_int(argv[0], arg, value, 1, 4096));
     } else if (arg == "--references") {
       o.references = parse_int(argv[0], arg, value, 0, 1) == 1;
     } else if (arg == "--grid") {
@@ -234,11 +246,19 @@ struct piece {
   bool through_mpi = true;  // an exchange through MPI messages (not shared memory)
 };
 
+struct split_bound {
+  double seconds = 0;  // median over the repeats; 0: not run
+  bool differs = false;
+  std::size_t chunks = 0;
+  double sent = 0;  // bytes the rank that sends most sends per solve
+};
+
 struct result {
   double median = 0, min = 0, sent = 0, floor = 0, residual = 0, local_max = 0;
   double alone = 0, blocks = 0, block_alone = 0;  // the same-run references (median seconds; 0 when not run)
   double shared = 0;            // ... and the node-shared bound (shared_x_seconds)
   bool shared_differs = false;  // the bound's result is not the distributed solve's
+  split_bound pipelined;        // the split-pipeline bound (split_pipeline_seconds)
   std::size_t exchanges = 0, split = 0;
   std::vector<piece> pieces;
 };
@@ -378,6 +398,293 @@ shared_bound shared_x_seconds(int reps, const kronex::banded<double>& M, const g
   return r;
 }
 
+// The split-pipeline bound (split_pipeline_seconds): the solve as it would run if the split
+// mode were solved where its rows lie, with no exchange of blocks: each rank solves the other
+// modes on its own block (host plans, in the distributed plan's order of modes), and the split
+// mode's row program (solve_program) runs in place on the rank's rows of x, rank after rank in
+// the program's order: its operations fall into segments by the rank that owns their target row
+// (a clamped band: forward on ranks 0, 1, ..., backward on ..., 1, 0), and before a segment its
+// rank receives the few rows of other ranks that the segment's operations read (a band's
+// neighbouring rows: kl forward, kl + ku backward) from the rank that last wrote them. The
+// operations that read such rows run on a strip holding them and the own rows they touch; the
+// rest run in place on the whole rows of x. The lines are cut into K chunks (slabs of the axes
+// before the split one, else columns of those after it) and each segment runs chunk by chunk,
+// sending each chunk's rows as soon as they are final, so that the next rank starts on a chunk
+// while this one goes on with the next: the ranks work in a pipeline. Every operation computes
+// what it computes in the serial program, on the same values. It runs on grids that split one
+// axis other than the last (the rows of the split mode are then whole rows of x, R values
+// apart, R a multiple of the kernels' strip width) where the program's swaps stay within a
+// rank's rows; `x` is the distributed solve's result, which the bound's must equal to 1e-12.
+
+split_bound split_pipeline_seconds(int reps, const kronex::banded<double>& M, const grid3& grid,
+                                   const kronex::plan_description& plan,
+                                   const kronex::distributed_tensor<double, 3>& b,
+                                   const kronex::distributed_tensor<double, 3>& x, std::size_t want_chunks) {
+  using kronex::detail::index_t;
+  using row_program = kronex::detail::row_program<double>;
+  constexpr std::size_t V = kronex::detail::strip_width<double>;
+  constexpr index_t unmapped = ~index_t(0);
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::size_t split = 3, splits = 0;
+  for (std::size_t k = 0; k < 3; ++k)
+    if (grid[k] > 1) split = k, ++splits;
+  std::vector<std::size_t> order;  // the modes in the order the plan solves them
+  for (const auto& st : plan.steps)
+    if (kronex::kind_of(st) == kronex::step_kind::solve) order.push_back(kronex::step_info(st).mode);
+  const std::size_t n = M.size(), P = std::size_t(size), me = std::size_t(world_rank());
+  if (splits != 1 || split == 2 || order.size() != 3 || n < P) return {};
+  auto extent = [&](std::size_t q) { return n / P + (q < n % P ? 1 : 0); };
+  auto offset = [&](std::size_t q) { return q * (n / P) + std::min(q, n % P); };
+  auto owner = [&](index_t g) {
+    std::size_t q = 0;
+    while (q + 1 < P && g >= offset(q + 1)) ++q;
+    return q;
+  };
+  kronex::shape_t own{n, n, n};
+  own[split] = extent(me);
+  std::size_t L = 1, R = 1;
+  for (std::size_t k = 0; k < split; ++k) L *= own[k];
+  for (std::size_t k = split + 1; k < 3; ++k) R *= own[k];
+  const std::size_t m = own[split], off = offset(me);
+  if (R % V != 0) return {};
+
+  // The program's segments, and the rows each receives: a transfer carries the rows of one
+  // sender that a segment reads, sent after the sender's last segment before it (-1: at the start).
+  const auto d = kronex::kron(M, M, M).inverse().template describe<double>();
+  const row_program p = kronex::detail::solve_program(kronex::detail::factorize(d.factors[split], split), kronex::op::none);
+  struct segment {
+    std::size_t owner, first, last;
+  };
+  std::vector<segment> segs;
+  for (std::size_t k = 0; k < p.ops.size(); ++k) {
+    const auto& o = p.ops[k];
+    const std::size_t q = owner(o.target);
+    if (o.swap && owner(o.other) != q) return {};  // a swap across ranks: not this bound's
+    if (segs.empty() || segs.back().owner != q) segs.push_back({q, k, k + 1});
+    else segs.back().last = k + 1;
+  }
+  // A pipeline only where the ranks take turns a few times: forward and backward, as in a band
+  // that is not folded (a folded periodic band alternates between the ends at every operation).
+  if (segs.size() > 2 * P - 1) return {};
+  struct transfer {
+    long from;
+    std::size_t to, sender;
+    std::vector<index_t> rows;
+    std::size_t at;  // the first of the strip rows they arrive in
+  };
+  std::vector<transfer> transfers;
+  for (std::size_t j = 0; j < segs.size(); ++j) {
+    std::map<std::pair<long, std::size_t>, std::set<index_t>> reads;  // (from, sender) -> rows
+    for (std::size_t k = segs[j].first; k < segs[j].last; ++k)
+      for (index_t e = p.ops[k].begin; e < p.ops[k].end; ++e) {
+        const index_t g = p.src[e];
+        const std::size_t q = owner(g);
+        if (q == segs[j].owner) continue;
+        long from = -1;
+        for (std::size_t i = 0; i < j; ++i)
+          if (segs[i].owner == q) from = long(i);
+        reads[{from, q}].insert(g);
+      }
+    std::size_t at = 0;
+    for (const auto& [key, rows] : reads) {
+      transfers.push_back({key.first, j, key.second, std::vector<index_t>(rows.begin(), rows.end()), at});
+      at += rows.size();
+    }
+  }
+
+  // This rank's segments as pieces: runs of operations in place on x, or on the segment's strip
+  // (those that read other ranks' rows: the received rows first, then the own rows they touch).
+  struct piece_run {
+    row_program prog;
+    bool on_strip = false;
+    std::vector<index_t> own_rows, strip_rows;  // on a strip: the own rows it holds, and where
+  };
+  struct my_segment {
+    std::size_t index = 0, strip_rows = 0;
+    std::vector<piece_run> runs;
+  };
+  std::vector<my_segment> mine;
+  for (std::size_t j = 0; j < segs.size(); ++j) {
+    if (segs[j].owner != me) continue;
+    my_segment s;
+    s.index = j;
+    std::vector<index_t> strip(n, unmapped), local(n, unmapped);
+    for (std::size_t g = off; g < off + m; ++g) local[g] = index_t(g - off);
+    for (const transfer& t : transfers)
+      if (t.to == j)
+        for (std::size_t i = 0; i < t.rows.size(); ++i) strip[t.rows[i]] = index_t(t.at + i), ++s.strip_rows;
+    auto reads_foreign = [&](std::size_t k) {
+      for (index_t e = p.ops[k].begin; e < p.ops[k].end; ++e)
+        if (owner(p.src[e]) != me) return true;
+      return false;
+    };
+    for (std::size_t k = segs[j].first; k < segs[j].last;) {
+      const bool on_strip = reads_foreign(k);
+      std::size_t e = k;
+      while (e < segs[j].last && reads_foreign(e) == on_strip) ++e;
+      piece_run r;
+      r.on_strip = on_strip;
+      if (on_strip) {
+        // Every own row the run touches is gathered from x before it and put back after: x holds
+        // their newest values (the runs before wrote them there).
+        auto touch_own = [&](index_t g) {
+          if (owner(g) != me) return;
+          if (strip[g] == unmapped) strip[g] = index_t(s.strip_rows++);
+          if (std::find(r.own_rows.begin(), r.own_rows.end(), g) != r.own_rows.end()) return;
+          r.own_rows.push_back(g);
+          r.strip_rows.push_back(strip[g]);
+        };
+        for (std::size_t i = k; i < e; ++i) {
+          touch_own(p.ops[i].target);
+          if (p.ops[i].swap) touch_own(p.ops[i].other);
+          for (index_t q = p.ops[i].begin; q < p.ops[i].end; ++q) touch_own(p.src[q]);
+        }
+        r.prog = p.piece(k, e, strip, s.strip_rows);
+      } else {
+        r.prog = p.piece(k, e, local, m);
+      }
+      s.runs.push_back(std::move(r));
+      k = e;
+    }
+    mine.push_back(std::move(s));
+  }
+  // The chunks: ranges of the L slabs, or of the R / V column blocks when there are too few slabs.
+  struct chunk {
+    std::size_t l0, l1, c0, c1;
+    std::size_t width() const { return (l1 - l0) * (c1 - c0); }
+  };
+  std::vector<chunk> chunks;
+  const std::size_t K = std::max<std::size_t>(1, want_chunks);
+  if (L >= K) {
+    for (std::size_t c = 0; c < K; ++c) chunks.push_back({L * c / K, L * (c + 1) / K, 0, R});
+  } else {
+    const std::size_t blocks = R / V, k = std::min(K, blocks);
+    for (std::size_t c = 0; c < k; ++c) chunks.push_back({0, L, blocks * c / k * V, blocks * (c + 1) / k * V});
+  }
+  std::size_t widest = 0;
+  for (const chunk& c : chunks) widest = std::max(widest, c.width());
+
+  auto phase_plan = [&](const std::vector<std::size_t>& modes, const kronex::shape_t& shape) {
+    std::vector<kronex::any_factor<double>> f;
+    for (std::size_t k = 0; k < 3; ++k) {
+      const bool solves = std::find(modes.begin(), modes.end(), k) != modes.end();
+      f.push_back(solves ? kronex::any_factor<double>(M) : kronex::any_factor<double>(kronex::identity(shape[k])));
+    }
+    kronex::operator_desc<double> od = kronex::kron(f[0], f[1], f[2]).inverse().template describe<double>();
+    od.options.threads = 1;
+    return kronex::detail::host_plan<double>(od, shape);
+  };
+  const auto at_split = std::find(order.begin(), order.end(), split);
+  const std::vector<std::size_t> before(order.begin(), at_split), after(at_split + 1, order.end());
+  auto plan_before = phase_plan(before, own);
+  auto plan_after = phase_plan(after, own);
+  // Modes solved after the split one that act within a slab (axes after it) run chunk by chunk
+  // when the chunks are slabs: right after the rank's last segment on the chunk, in cache.
+  bool after_per_chunk = !after.empty() && chunks.front().c1 - chunks.front().c0 == R;
+  for (std::size_t k : after) after_per_chunk = after_per_chunk && k > split;
+  std::map<std::size_t, kronex::detail::host_plan<double>> chunk_plans;  // by the chunk's slabs
+  if (after_per_chunk)
+    for (const chunk& c : chunks) {
+      kronex::shape_t shape = own;
+      shape[0] = c.l1 - c.l0;  // the split axis is 1 here: slabs are along axis 0
+      if (!chunk_plans.count(shape[0])) chunk_plans.emplace(shape[0], phase_plan(after, shape));
+    }
+
+  std::vector<double> xs(kronex::detail::product(own));
+  std::vector<std::vector<double>> strips(mine.size());
+  for (std::size_t i = 0; i < mine.size(); ++i) strips[i].resize(mine[i].strip_rows * widest);
+  std::vector<std::vector<double>> outbox(transfers.size() * chunks.size());
+  std::vector<MPI_Request> sends;
+  double sent = 0;
+  for (std::size_t t = 0; t < transfers.size(); ++t)
+    if (transfers[t].sender == me)
+      for (std::size_t c = 0; c < chunks.size(); ++c) {
+        outbox[t * chunks.size() + c].resize(transfers[t].rows.size() * chunks[c].width());
+        sent += double(transfers[t].rows.size() * chunks[c].width() * sizeof(double));
+      }
+  // Row g's values in chunk c, (l1 - l0) runs of c1 - c0, to or from `strip_row`.
+  auto move_row = [&](std::size_t g, const chunk& c, double* strip_row, bool gather) {
+    const std::size_t w = c.c1 - c.c0;
+    for (std::size_t l = c.l0; l < c.l1; ++l) {
+      double* row = xs.data() + (l * m + (g - off)) * R + c.c0;
+      double* s = strip_row + (l - c.l0) * w;
+      if (gather) std::copy_n(row, w, s);
+      else std::copy_n(s, w, row);
+    }
+  };
+  kronex::detail::prefetch_stream none;
+  auto send_chunk = [&](long from, std::size_t c) {
+    for (std::size_t t = 0; t < transfers.size(); ++t) {
+      if (transfers[t].sender != me || transfers[t].from != from) continue;
+      std::vector<double>& box = outbox[t * chunks.size() + c];
+      const std::size_t w = chunks[c].width();
+      for (std::size_t i = 0; i < transfers[t].rows.size(); ++i) move_row(transfers[t].rows[i], chunks[c], box.data() + i * w, true);
+      sends.emplace_back();
+      MPI_Isend(box.data(), int(box.size()), MPI_DOUBLE, int(segs[transfers[t].to].owner), int(t * chunks.size() + c),
+                MPI_COMM_WORLD, &sends.back());
+    }
+  };
+  // The order this rank runs its (segment, chunk) items in: by wave c + j (segment j of the
+  // program), the later segment first on a tie. A rank waits only for items of earlier waves, so
+  // the order cannot deadlock, and a rank with two segments (forward, then backward) goes back to
+  // a chunk two waves after it left it, while its rows are still in cache.
+  std::vector<std::pair<std::size_t, std::size_t>> items;  // (index in mine, chunk)
+  for (std::size_t i = 0; i < mine.size(); ++i)
+    for (std::size_t c = 0; c < chunks.size(); ++c) items.emplace_back(i, c);
+  std::sort(items.begin(), items.end(), [&](const auto& a, const auto& b) {
+    const std::size_t ja = mine[a.first].index, jb = mine[b.first].index;
+    return a.second + ja != b.second + jb ? a.second + ja < b.second + jb : ja > jb;
+  });
+  auto solve = [&] {
+    if (before.empty()) std::copy_n(b.local().data(), xs.size(), xs.data());
+    else plan_before.run(b.local().data(), xs.data());
+    sends.clear();
+    sends.reserve(outbox.size());
+    for (std::size_t c = 0; c < chunks.size(); ++c) send_chunk(-1, c);
+    for (const auto& [i, c] : items) {
+      const my_segment& s = mine[i];
+      double* strip = strips[i].data();
+      const chunk& ch = chunks[c];
+      const std::size_t w = ch.width();
+      for (std::size_t t = 0; t < transfers.size(); ++t)
+        if (transfers[t].to == s.index)
+          MPI_Recv(strip + transfers[t].at * w, int(transfers[t].rows.size() * w), MPI_DOUBLE, int(transfers[t].sender),
+                   int(t * chunks.size() + c), MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      for (const piece_run& r : s.runs) {
+        if (r.on_strip) {
+          for (std::size_t k = 0; k < r.own_rows.size(); ++k) move_row(r.own_rows[k], ch, strip + r.strip_rows[k] * w, true);
+          kronex::detail::run_solve_rows(r.prog, 0, r.prog.ops.size(), strip, w / V, w, none);
+          for (std::size_t k = 0; k < r.own_rows.size(); ++k) move_row(r.own_rows[k], ch, strip + r.strip_rows[k] * w, false);
+        } else {
+          for (std::size_t l = ch.l0; l < ch.l1; ++l)
+            kronex::detail::run_solve_rows(r.prog, 0, r.prog.ops.size(), xs.data() + l * m * R + ch.c0, (ch.c1 - ch.c0) / V,
+                                           R, none);
+        }
+      }
+      send_chunk(long(s.index), c);
+      if (after_per_chunk && i + 1 == mine.size()) {
+        double* slabs = xs.data() + ch.l0 * m * R;
+        chunk_plans.at(ch.l1 - ch.l0).run(slabs, slabs);
+      }
+    }
+    MPI_Waitall(int(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
+    if (!after.empty() && !after_per_chunk) plan_after.run(xs.data(), xs.data());
+  };
+  solve();  // warm-up
+  split_bound r;
+  r.chunks = chunks.size();
+  r.sent = max_over_ranks(sent);
+  r.seconds = sorted_seconds(reps, solve)[std::size_t(reps) / 2];
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    diff = std::max(diff, std::abs(xs[i] - x.local().data()[i]));
+    scale = std::max(scale, std::abs(x.local().data()[i]));
+  }
+  r.differs = max_over_ranks(diff) > 1e-12 * max_over_ranks(scale);
+  return r;
+}
+
 result run_case(const options& o, const grid3& grid, kronex::boundary bc, double bw_rank) {
   const std::size_t n = o.n;
   const auto M = kronex::gallery::bspline_mass<double>(n, degree, bc);
@@ -486,6 +793,7 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
     const shared_bound sb = shared_x_seconds(o.reps, M, grid, solver.plan(), b, x);
     r.shared = sb.seconds;
     r.shared_differs = sb.differs;
+    r.pipelined = split_pipeline_seconds(o.reps, M, grid, solver.plan(), b, x, o.split_chunks);
   }
   return r;
 }
@@ -537,7 +845,7 @@ int main(int argc, char** argv) {
   for (const grid3& grid : o.grids) {
     for (const auto bc : {kronex::boundary::clamped, kronex::boundary::periodic}) {
       const result r = run_case(o, grid, bc, bw);
-      bool ok = r.residual <= 1e-10 && !r.shared_differs;
+      bool ok = r.residual <= 1e-10 && !r.shared_differs && !r.pipelined.differs;
       for (const piece& pc : r.pieces)
         ok = ok && (!pc.exchange || (pc.measured_bytes == pc.sent_bytes && pc.measured_messages == pc.planned_messages));
       if (!ok) status = 1;
@@ -572,6 +880,12 @@ int main(int argc, char** argv) {
           if (r.shared > 0)
             std::printf("    %-52s %9.3f ms  speed-up with x shared: %.2fx%s\n", "node-shared x, in place, barriers only",
                         r.shared * 1e3, r.alone / r.shared, r.shared_differs ? "  RESULT DIFFERS" : "");
+          if (r.pipelined.seconds > 0) {
+            const std::string what = "split mode pipelined in place, " + std::to_string(r.pipelined.chunks) + " chunks";
+            std::printf("    %-52s %9.3f ms  speed-up with the split mode pipelined: %.2fx  (%.3fM sent)%s\n", what.c_str(),
+                        r.pipelined.seconds * 1e3, r.alone / r.pipelined.seconds, r.pipelined.sent * 1e-6,
+                        r.pipelined.differs ? "  RESULT DIFFERS" : "");
+          }
         }
       }
     }

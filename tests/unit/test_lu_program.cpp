@@ -669,3 +669,77 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(solve_kernel_reads_the_newest_value_of_a_row_writt
   }
   BOOST_TEST(kronex_test::rel_error(x, expected) <= kronex_test::tolerance<T>());
 }
+
+// A solve program cut into pieces (row_program::piece) computes the whole program's bits when
+// the pieces run in turn: on rows laid out in reverse order (every row relabelled), and with the
+// middle piece run on a compact strip of only the rows it touches (gathered before, put back
+// after: how a distributed solve runs the operations that read a neighbour's rows). Clamped and
+// folded periodic bands, with and without pivoting, N and T, cuts inside band runs and next to
+// the ends. Catches a piece that relabels a target, a source or a swap partner wrongly, reorders
+// an operation's entries (another sum, other bits), drops a scaling, or takes rows from
+// registers (row_op::recent) that no operation before it in the piece wrote.
+BOOST_AUTO_TEST_CASE_TEMPLATE(pieces_of_a_program_compute_its_bits, T, value_types) {
+  using kronex::detail::index_t;
+  constexpr std::size_t V = kronex::detail::strip_width<T>;
+  constexpr std::size_t blocks = 3, width = blocks * V;  // whole rows of three blocks
+  constexpr index_t unmapped = ~index_t(0);
+  kronex::detail::prefetch_stream none;
+  std::size_t cases = 0;
+  for (const auto& s : band_specs()) {
+    if (s.n < 16) continue;
+    const auto a = kronex_test::random_band_matrix<T>(s.n, s.kl, s.ku, s.bc, s.pivot);
+    const auto lu = kronex::detail::factorize(kronex::make_view(kronex_test::to_banded(a, s.kl, s.ku, s.bc)), 0);
+    for (op o : {op::none, op::transpose}) {
+      const auto prog = kronex::detail::solve_program(lu, o);
+      const std::size_t n = s.n, count = prog.ops.size();
+      std::vector<T> rows(n * width);
+      for (auto& v : rows) v = kronex_test::random_value<T>();
+      std::vector<T> whole = rows;
+      kronex::detail::run_solve_rows(prog, 0, count, whole.data(), blocks, width, none);
+
+      for (const std::size_t first_cut : {std::size_t(1), count / 3}) {
+        const std::size_t cuts[] = {0, first_cut, std::max(first_cut, 2 * count / 3), count};
+        BOOST_TEST_CONTEXT(s.text() << " trans=" << kronex::trans_letter(o) << " cuts at " << cuts[1] << ", " << cuts[2]
+                                    << " of " << count) {
+          std::vector<index_t> reversed(n);
+          for (std::size_t g = 0; g < n; ++g) reversed[g] = index_t(n - 1 - g);
+          std::vector<T> pieces(n * width);
+          for (std::size_t g = 0; g < n; ++g)
+            std::copy_n(rows.data() + g * width, width, pieces.data() + reversed[g] * width);
+          for (std::size_t k = 0; k < 3; ++k) {
+            if (k != 1) {
+              const auto piece = prog.piece(cuts[k], cuts[k + 1], reversed, n);
+              BOOST_TEST_REQUIRE(piece.ops.size() == cuts[k + 1] - cuts[k]);
+              kronex::detail::run_solve_rows(piece, 0, piece.ops.size(), pieces.data(), blocks, width, none);
+              continue;
+            }
+            // The middle piece on a strip of the rows it touches, in the order it first touches them.
+            std::vector<index_t> compact(n, unmapped), touched;
+            auto touch = [&](index_t g) {
+              if (compact[g] == unmapped) compact[g] = index_t(touched.size()), touched.push_back(g);
+            };
+            for (std::size_t q = cuts[1]; q < cuts[2]; ++q) {
+              touch(prog.ops[q].target);
+              if (prog.ops[q].swap) touch(prog.ops[q].other);
+              for (index_t e = prog.ops[q].begin; e < prog.ops[q].end; ++e) touch(prog.src[e]);
+            }
+            const auto piece = prog.piece(cuts[1], cuts[2], compact, touched.size());
+            std::vector<T> strip(touched.size() * width);
+            for (std::size_t i = 0; i < touched.size(); ++i)
+              std::copy_n(pieces.data() + reversed[touched[i]] * width, width, strip.data() + i * width);
+            kronex::detail::run_solve_rows(piece, 0, piece.ops.size(), strip.data(), blocks, width, none);
+            for (std::size_t i = 0; i < touched.size(); ++i)
+              std::copy_n(strip.data() + i * width, width, pieces.data() + reversed[touched[i]] * width);
+          }
+          std::vector<T> back(n * width);
+          for (std::size_t g = 0; g < n; ++g)
+            std::copy_n(pieces.data() + reversed[g] * width, width, back.data() + g * width);
+          BOOST_TEST(std::memcmp(back.data(), whole.data(), back.size() * sizeof(T)) == 0,
+                     "the bits differ; relative difference " << kronex_test::rel_error(back, whole));
+          ++cases;
+        }
+      }
+    }
+  }
+  BOOST_TEST(cases > 100);
+}

@@ -158,29 +158,13 @@ struct row_program {
     sparse_row<T> sorted(entries);
     std::stable_sort(sorted.begin(), sorted.end(),
                      [&](const auto& a, const auto& b) { return m_last_write[a.first] < m_last_write[b.first]; });
-    row_op<T> o;
-    o.target = target;
-    o.begin = index_t(coef.size());
+    const std::size_t begin = coef.size();
     for (const auto& [j, v] : sorted) {
       src.push_back(j);
       const T c = conj ? conj_if_complex(v) : v;
       coef.push_back(scaled ? scale * c : c);
     }
-    o.end = index_t(coef.size());
-    // Source end-1-j is recent if operation ops.size()-1-j, not a swap, wrote it last.
-    for (std::size_t j = 0; j < max_recent_rows && j < sorted.size() && j < ops.size(); ++j) {
-      const std::size_t before = ops.size() - 1 - j;
-      const index_t row = sorted[sorted.size() - 1 - j].first;
-      if (ops[before].swap || ops[before].target != row || m_last_write[row] != before + 1) break;
-      o.recent = std::uint8_t(j + 1);
-    }
-    o.scaled = scaled;
-    o.scale = scale;
-    ops.push_back(o);
-    m_last_write[target] = ops.size();
-    ++m_updates;
-    if (o.recent > 0) ++m_reading_last;
-    m_recent_rows = std::max<std::size_t>(m_recent_rows, o.recent);
+    push_update(target, begin, scaled, scale);
   }
   void add_swap(index_t a, index_t b) {
     if (m_last_write.size() < n) m_last_write.assign(n, 0);
@@ -190,6 +174,34 @@ struct row_program {
     o.other = b;
     ops.push_back(o);
     m_last_write[a] = m_last_write[b] = ops.size();
+  }
+
+  // Operations [first, last) as a program of its own on `rows` rows: row r here is row
+  // relabel[r] there (every row the operations touch must be mapped to one below `rows`). For a
+  // caller whose rows lie in more than one place, such as a distributed solve that runs the
+  // operations on its own rows in place and those that read a neighbour's rows on a strip. Each
+  // operation keeps its entries in their order, so it computes the same values bit for bit;
+  // register windows (row_op::recent) and band runs are found anew for the piece.
+  row_program piece(std::size_t first, std::size_t last, const std::vector<index_t>& relabel, std::size_t rows) const {
+    row_program q;
+    q.n = rows;
+    q.m_last_write.assign(rows, 0);
+    for (std::size_t k = first; k < last; ++k) {
+      const row_op<T>& o = ops[k];
+      if (o.swap) {
+        q.add_swap(relabel[o.target], relabel[o.other]);
+        continue;
+      }
+      const std::size_t begin = q.coef.size();
+      for (index_t e = o.begin; e < o.end; ++e) {
+        q.src.push_back(relabel[src[e]]);
+        q.coef.push_back(coef[e]);
+      }
+      q.push_update(relabel[o.target], begin, o.scaled, o.scale);
+    }
+    q.find_band_runs();
+    q.with_real_part();
+    return q;
   }
 
   // Sets real_part when the program is complex and every coefficient and scale is real.
@@ -220,6 +232,30 @@ struct row_program {
 private:
   template <class>
   friend struct row_program;
+
+  // Appends the update of `target` whose entries, coefficients already scaled, are the last in
+  // src/coef from `begin` on, the row written most recently last.
+  void push_update(index_t target, std::size_t begin, bool scaled, T scale) {
+    row_op<T> o;
+    o.target = target;
+    o.begin = index_t(begin);
+    o.end = index_t(coef.size());
+    const std::size_t width = coef.size() - begin;
+    // Source end-1-j is recent if operation ops.size()-1-j, not a swap, wrote it last.
+    for (std::size_t j = 0; j < max_recent_rows && j < width && j < ops.size(); ++j) {
+      const std::size_t before = ops.size() - 1 - j;
+      const index_t row = src[o.end - 1 - j];
+      if (ops[before].swap || ops[before].target != row || m_last_write[row] != before + 1) break;
+      o.recent = std::uint8_t(j + 1);
+    }
+    o.scaled = scaled;
+    o.scale = scale;
+    ops.push_back(o);
+    m_last_write[target] = ops.size();
+    ++m_updates;
+    if (o.recent > 0) ++m_reading_last;
+    m_recent_rows = std::max<std::size_t>(m_recent_rows, o.recent);
+  }
 
   std::size_t width_of(const row_op<T>& o) const { return std::size_t(o.end - o.begin); }
 
@@ -267,6 +303,14 @@ private:
       ++e;
     if (e - k < std::max(min_band_run, 2 * fronts)) return false;
     if (lag == 2 && !chains_apart(k, e, width)) return false;
+    // The kernels across blocks find a chain's sources one step apart back from its row
+    // (solve_band_chain_across), so the rows its first operation reads must lie so: they do in a
+    // whole program, not always in a piece whose rows were relabelled (piece()). (A two-front run
+    // with lag 1 was checked above.)
+    if (one_front || lag == 2)
+      for (std::size_t c = 0; c < fronts; ++c)
+        for (std::size_t q = 1; q <= width; ++q)
+          if (long(ops[k + c - lag * q].target) != long(ops[k + c].target) - long(q) * steps[c]) return false;
     run.first = k;
     run.last = e;
     run.width = width;
