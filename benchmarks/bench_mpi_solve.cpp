@@ -62,9 +62,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <random>
-#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -78,6 +76,7 @@
 #include <kronex/mpi.hpp>
 #include <kronex/backends/host/host_plan.hpp>
 #include <kronex/backends/host/scattered_output.hpp>
+#include <kronex/backends/mpi/split_substitution.hpp>
 
 #include <kronex_bench/membw.hpp>
 
@@ -402,12 +401,11 @@ shared_bound shared_x_seconds(int reps, const kronex::banded<double>& M, const g
 // mode were solved where its rows lie, with no exchange of blocks: each rank solves the other
 // modes on its own block (host plans, in the distributed plan's order of modes), and the split
 // mode's row program (solve_program) runs in place on the rank's rows of x, rank after rank in
-// the program's order: its operations fall into segments by the rank that owns their target row
-// (a clamped band: forward on ranks 0, 1, ..., backward on ..., 1, 0), and before a segment its
-// rank receives the few rows of other ranks that the segment's operations read (a band's
-// neighbouring rows: kl forward, kl + ku backward) from the rank that last wrote them. The
-// operations that read such rows run on a strip holding them and the own rows they touch; the
-// rest run in place on the whole rows of x. The lines are cut into K chunks (slabs of the axes
+// the program's order (make_split_substitution, split_substitution.hpp: segments forward on
+// ranks 0, 1, ..., backward on ..., 1, 0; before a segment its rank receives the few rows of other
+// ranks that the segment's operations read, from the rank that last wrote them; the operations
+// that read such rows run on a strip holding them and the own rows they touch, the rest in place
+// on the whole rows of x). The lines are cut into K chunks (slabs of the axes
 // before the split one, else columns of those after it) and each segment runs chunk by chunk,
 // sending each chunk's rows as soon as they are final, so that the next rank starts on a chunk
 // while this one goes on with the next: the ranks work in a pipeline. Every operation computes
@@ -420,10 +418,7 @@ split_bound split_pipeline_seconds(int reps, const kronex::banded<double>& M, co
                                    const kronex::plan_description& plan,
                                    const kronex::distributed_tensor<double, 3>& b,
                                    const kronex::distributed_tensor<double, 3>& x, std::size_t want_chunks) {
-  using kronex::detail::index_t;
-  using row_program = kronex::detail::row_program<double>;
   constexpr std::size_t V = kronex::detail::strip_width<double>;
-  constexpr index_t unmapped = ~index_t(0);
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::size_t split = 3, splits = 0;
@@ -436,11 +431,7 @@ split_bound split_pipeline_seconds(int reps, const kronex::banded<double>& M, co
   if (splits != 1 || split == 2 || order.size() != 3 || n < P) return {};
   auto extent = [&](std::size_t q) { return n / P + (q < n % P ? 1 : 0); };
   auto offset = [&](std::size_t q) { return q * (n / P) + std::min(q, n % P); };
-  auto owner = [&](index_t g) {
-    std::size_t q = 0;
-    while (q + 1 < P && g >= offset(q + 1)) ++q;
-    return q;
-  };
+
   kronex::shape_t own{n, n, n};
   own[split] = extent(me);
   std::size_t L = 1, R = 1;
@@ -449,106 +440,16 @@ split_bound split_pipeline_seconds(int reps, const kronex::banded<double>& M, co
   const std::size_t m = own[split], off = offset(me);
   if (R % V != 0) return {};
 
-  // The program's segments, and the rows each receives: a transfer carries the rows of one
-  // sender that a segment reads, sent after the sender's last segment before it (-1: at the start).
+  // This rank's share of the split mode's substitution (split_substitution.hpp).
   const auto d = kronex::kron(M, M, M).inverse().template describe<double>();
-  const row_program p = kronex::detail::solve_program(kronex::detail::factorize(d.factors[split], split), kronex::op::none);
-  struct segment {
-    std::size_t owner, first, last;
-  };
-  std::vector<segment> segs;
-  for (std::size_t k = 0; k < p.ops.size(); ++k) {
-    const auto& o = p.ops[k];
-    const std::size_t q = owner(o.target);
-    if (o.swap && owner(o.other) != q) return {};  // a swap across ranks: not this bound's
-    if (segs.empty() || segs.back().owner != q) segs.push_back({q, k, k + 1});
-    else segs.back().last = k + 1;
-  }
-  // A pipeline only where the ranks take turns a few times: forward and backward, as in a band
-  // that is not folded (a folded periodic band alternates between the ends at every operation).
-  if (segs.size() > 2 * P - 1) return {};
-  struct transfer {
-    long from;
-    std::size_t to, sender;
-    std::vector<index_t> rows;
-    std::size_t at;  // the first of the strip rows they arrive in
-  };
-  std::vector<transfer> transfers;
-  for (std::size_t j = 0; j < segs.size(); ++j) {
-    std::map<std::pair<long, std::size_t>, std::set<index_t>> reads;  // (from, sender) -> rows
-    for (std::size_t k = segs[j].first; k < segs[j].last; ++k)
-      for (index_t e = p.ops[k].begin; e < p.ops[k].end; ++e) {
-        const index_t g = p.src[e];
-        const std::size_t q = owner(g);
-        if (q == segs[j].owner) continue;
-        long from = -1;
-        for (std::size_t i = 0; i < j; ++i)
-          if (segs[i].owner == q) from = long(i);
-        reads[{from, q}].insert(g);
-      }
-    std::size_t at = 0;
-    for (const auto& [key, rows] : reads) {
-      transfers.push_back({key.first, j, key.second, std::vector<index_t>(rows.begin(), rows.end()), at});
-      at += rows.size();
-    }
-  }
+  const auto p = kronex::detail::solve_program(kronex::detail::factorize(d.factors[split], split), kronex::op::none);
+  std::vector<std::size_t> offsets;
+  for (std::size_t q = 0; q <= P; ++q) offsets.push_back(offset(q));
+  const auto share = kronex::detail::make_split_substitution(p, offsets, me);
+  if (!share) return {};  // the same on every rank
+  const auto& transfers = share->transfers;
+  const auto& mine = share->parts;
 
-  // This rank's segments as pieces: runs of operations in place on x, or on the segment's strip
-  // (those that read other ranks' rows: the received rows first, then the own rows they touch).
-  struct piece_run {
-    row_program prog;
-    bool on_strip = false;
-    std::vector<index_t> own_rows, strip_rows;  // on a strip: the own rows it holds, and where
-  };
-  struct my_segment {
-    std::size_t index = 0, strip_rows = 0;
-    std::vector<piece_run> runs;
-  };
-  std::vector<my_segment> mine;
-  for (std::size_t j = 0; j < segs.size(); ++j) {
-    if (segs[j].owner != me) continue;
-    my_segment s;
-    s.index = j;
-    std::vector<index_t> strip(n, unmapped), local(n, unmapped);
-    for (std::size_t g = off; g < off + m; ++g) local[g] = index_t(g - off);
-    for (const transfer& t : transfers)
-      if (t.to == j)
-        for (std::size_t i = 0; i < t.rows.size(); ++i) strip[t.rows[i]] = index_t(t.at + i), ++s.strip_rows;
-    auto reads_foreign = [&](std::size_t k) {
-      for (index_t e = p.ops[k].begin; e < p.ops[k].end; ++e)
-        if (owner(p.src[e]) != me) return true;
-      return false;
-    };
-    for (std::size_t k = segs[j].first; k < segs[j].last;) {
-      const bool on_strip = reads_foreign(k);
-      std::size_t e = k;
-      while (e < segs[j].last && reads_foreign(e) == on_strip) ++e;
-      piece_run r;
-      r.on_strip = on_strip;
-      if (on_strip) {
-        // Every own row the run touches is gathered from x before it and put back after: x holds
-        // their newest values (the runs before wrote them there).
-        auto touch_own = [&](index_t g) {
-          if (owner(g) != me) return;
-          if (strip[g] == unmapped) strip[g] = index_t(s.strip_rows++);
-          if (std::find(r.own_rows.begin(), r.own_rows.end(), g) != r.own_rows.end()) return;
-          r.own_rows.push_back(g);
-          r.strip_rows.push_back(strip[g]);
-        };
-        for (std::size_t i = k; i < e; ++i) {
-          touch_own(p.ops[i].target);
-          if (p.ops[i].swap) touch_own(p.ops[i].other);
-          for (index_t q = p.ops[i].begin; q < p.ops[i].end; ++q) touch_own(p.src[q]);
-        }
-        r.prog = p.piece(k, e, strip, s.strip_rows);
-      } else {
-        r.prog = p.piece(k, e, local, m);
-      }
-      s.runs.push_back(std::move(r));
-      k = e;
-    }
-    mine.push_back(std::move(s));
-  }
   // The chunks: ranges of the L slabs, or of the R / V column blocks when there are too few slabs.
   struct chunk {
     std::size_t l0, l1, c0, c1;
@@ -621,21 +522,11 @@ split_bound split_pipeline_seconds(int reps, const kronex::banded<double>& M, co
       const std::size_t w = chunks[c].width();
       for (std::size_t i = 0; i < transfers[t].rows.size(); ++i) move_row(transfers[t].rows[i], chunks[c], box.data() + i * w, true);
       sends.emplace_back();
-      MPI_Isend(box.data(), int(box.size()), MPI_DOUBLE, int(segs[transfers[t].to].owner), int(t * chunks.size() + c),
+      MPI_Isend(box.data(), int(box.size()), MPI_DOUBLE, int(share->segments[transfers[t].to].owner), int(t * chunks.size() + c),
                 MPI_COMM_WORLD, &sends.back());
     }
   };
-  // The order this rank runs its (segment, chunk) items in: by wave c + j (segment j of the
-  // program), the later segment first on a tie. A rank waits only for items of earlier waves, so
-  // the order cannot deadlock, and a rank with two segments (forward, then backward) goes back to
-  // a chunk two waves after it left it, while its rows are still in cache.
-  std::vector<std::pair<std::size_t, std::size_t>> items;  // (index in mine, chunk)
-  for (std::size_t i = 0; i < mine.size(); ++i)
-    for (std::size_t c = 0; c < chunks.size(); ++c) items.emplace_back(i, c);
-  std::sort(items.begin(), items.end(), [&](const auto& a, const auto& b) {
-    const std::size_t ja = mine[a.first].index, jb = mine[b.first].index;
-    return a.second + ja != b.second + jb ? a.second + ja < b.second + jb : ja > jb;
-  });
+  const auto items = share->order(chunks.size());
   auto solve = [&] {
     if (before.empty()) std::copy_n(b.local().data(), xs.size(), xs.data());
     else plan_before.run(b.local().data(), xs.data());
@@ -643,26 +534,26 @@ split_bound split_pipeline_seconds(int reps, const kronex::banded<double>& M, co
     sends.reserve(outbox.size());
     for (std::size_t c = 0; c < chunks.size(); ++c) send_chunk(-1, c);
     for (const auto& [i, c] : items) {
-      const my_segment& s = mine[i];
+      const auto& s = mine[i];
       double* strip = strips[i].data();
       const chunk& ch = chunks[c];
       const std::size_t w = ch.width();
       for (std::size_t t = 0; t < transfers.size(); ++t)
-        if (transfers[t].to == s.index)
+        if (transfers[t].to == s.segment)
           MPI_Recv(strip + transfers[t].at * w, int(transfers[t].rows.size() * w), MPI_DOUBLE, int(transfers[t].sender),
                    int(t * chunks.size() + c), MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      for (const piece_run& r : s.runs) {
+      for (const auto& r : s.runs) {
         if (r.on_strip) {
           for (std::size_t k = 0; k < r.own_rows.size(); ++k) move_row(r.own_rows[k], ch, strip + r.strip_rows[k] * w, true);
-          kronex::detail::run_solve_rows(r.prog, 0, r.prog.ops.size(), strip, w / V, w, none);
+          kronex::detail::run_solve_rows(r.program, 0, r.program.ops.size(), strip, w / V, w, none);
           for (std::size_t k = 0; k < r.own_rows.size(); ++k) move_row(r.own_rows[k], ch, strip + r.strip_rows[k] * w, false);
         } else {
           for (std::size_t l = ch.l0; l < ch.l1; ++l)
-            kronex::detail::run_solve_rows(r.prog, 0, r.prog.ops.size(), xs.data() + l * m * R + ch.c0, (ch.c1 - ch.c0) / V,
+            kronex::detail::run_solve_rows(r.program, 0, r.program.ops.size(), xs.data() + l * m * R + ch.c0, (ch.c1 - ch.c0) / V,
                                            R, none);
         }
       }
-      send_chunk(long(s.index), c);
+      send_chunk(long(s.segment), c);
       if (after_per_chunk && i + 1 == mine.size()) {
         double* slabs = xs.data() + ch.l0 * m * R;
         chunk_plans.at(ch.l1 - ch.l0).run(slabs, slabs);
