@@ -76,6 +76,7 @@
 #include <kronex/mpi.hpp>
 #include <kronex/backends/host/host_plan.hpp>
 #include <kronex/backends/host/scattered_output.hpp>
+#include <kronex/backends/mpi/block_layout.hpp>
 #include <kronex/backends/mpi/split_substitution.hpp>
 
 #include <kronex_bench/membw.hpp>
@@ -295,6 +296,28 @@ double serial_seconds(int reps, const std::array<std::size_t, 3>& shape, kronex:
   return sorted_seconds(reps, [&] { solver(b, x); })[std::size_t(reps) / 2];
 }
 
+// The host plan of kron(F0, F1, F2)^-1 on `shape`, one thread, F_k = M for the modes in `modes`
+// (bit k: mode k) and the identity for the others: one phase of a bound's solve.
+kronex::detail::host_plan<double> modes_plan(const kronex::banded<double>& M, int modes, const kronex::shape_t& shape) {
+  std::vector<kronex::any_factor<double>> f;
+  for (std::size_t k = 0; k < 3; ++k)
+    f.push_back((modes >> k & 1) ? kronex::any_factor<double>(M) : kronex::any_factor<double>(kronex::identity(shape[k])));
+  kronex::operator_desc<double> d = kronex::kron(f[0], f[1], f[2]).inverse().template describe<double>();
+  d.options.threads = 1;
+  return kronex::detail::host_plan<double>(d, shape);
+}
+
+// Whether a bound's result (this rank's block of it, in x's layout) differs from the distributed
+// solve's x by more than 1e-12 relative on any rank (collective).
+bool differs_from_solve(const double* got, const kronex::distributed_tensor<double, 3>& x) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < x.local().size(); ++i) {
+    diff = std::max(diff, std::abs(got[i] - x.local().data()[i]));
+    scale = std::max(scale, std::abs(x.local().data()[i]));
+  }
+  return max_over_ranks(diff) > 1e-12 * max_over_ranks(scale);
+}
+
 // The node-shared bound: this plan's two phases as they would run if the ranks' blocks of x lay
 // in memory the node shares, each block in C order as now. Phase 0 solves its modes from b into
 // the rank's own block; after a barrier, phase 1 solves its modes on the phase's box, reading
@@ -335,20 +358,12 @@ shared_bound shared_x_seconds(int reps, const kronex::banded<double>& M, const g
   // Blocks along `split` and phase 1's boxes along `across`, as distributed_tensor splits axes:
   // the first ranks get one more point.
   const std::size_t n = M.size(), P = std::size_t(size), me = std::size_t(world_rank());
-  auto extent = [&](std::size_t q) { return n / P + (q < n % P ? 1 : 0); };
-  auto offset = [&](std::size_t q) { return q * (n / P) + std::min(q, n % P); };
+  auto extent = [&](std::size_t q) { return kronex::detail::block_range(n, P, q).size(); };
+  auto offset = [&](std::size_t q) { return kronex::detail::block_range(n, P, q).begin; };
   kronex::shape_t own{n, n, n}, box{n, n, n};
   own[split] = extent(me);
   box[across] = extent(me);
-  auto phase_plan = [&](int modes, const kronex::shape_t& shape) {
-    std::vector<kronex::any_factor<double>> f;
-    for (std::size_t k = 0; k < 3; ++k)
-      f.push_back((modes >> k & 1) ? kronex::any_factor<double>(M) : kronex::any_factor<double>(kronex::identity(shape[k])));
-    kronex::operator_desc<double> d = kronex::kron(f[0], f[1], f[2]).inverse().template describe<double>();
-    d.options.threads = 1;
-    return kronex::detail::host_plan<double>(d, shape);
-  };
-  auto p0 = phase_plan(phase_modes[0], own), p1 = phase_plan(phase_modes[1], box);
+  auto p0 = modes_plan(M, phase_modes[0], own), p1 = modes_plan(M, phase_modes[1], box);
   if (max_over_ranks(p1.scatters_output() ? 0.0 : 1.0) > 0) return {};  // its last step does not run in panels
   p1.reserve_scattered_output();
 
@@ -386,12 +401,7 @@ shared_bound shared_x_seconds(int reps, const kronex::banded<double>& M, const g
   solve();  // warm-up
   shared_bound r;
   r.seconds = sorted_seconds(reps, solve)[std::size_t(reps) / 2];
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < x.local().size(); ++i) {
-    diff = std::max(diff, std::abs(mine[i] - x.local().data()[i]));
-    scale = std::max(scale, std::abs(x.local().data()[i]));
-  }
-  r.differs = max_over_ranks(diff) > 1e-12 * max_over_ranks(scale);
+  r.differs = differs_from_solve(mine, x);
   MPI_Win_free(&win);
   MPI_Comm_free(&node);
   return r;
@@ -429,8 +439,8 @@ split_bound split_pipeline_seconds(int reps, const kronex::banded<double>& M, co
     if (kronex::kind_of(st) == kronex::step_kind::solve) order.push_back(kronex::step_info(st).mode);
   const std::size_t n = M.size(), P = std::size_t(size), me = std::size_t(world_rank());
   if (splits != 1 || split == 2 || order.size() != 3 || n < P) return {};
-  auto extent = [&](std::size_t q) { return n / P + (q < n % P ? 1 : 0); };
-  auto offset = [&](std::size_t q) { return q * (n / P) + std::min(q, n % P); };
+  auto extent = [&](std::size_t q) { return kronex::detail::block_range(n, P, q).size(); };
+  auto offset = [&](std::size_t q) { return kronex::detail::block_range(n, P, q).begin; };
 
   kronex::shape_t own{n, n, n};
   own[split] = extent(me);
@@ -466,20 +476,15 @@ split_bound split_pipeline_seconds(int reps, const kronex::banded<double>& M, co
   std::size_t widest = 0;
   for (const chunk& c : chunks) widest = std::max(widest, c.width());
 
-  auto phase_plan = [&](const std::vector<std::size_t>& modes, const kronex::shape_t& shape) {
-    std::vector<kronex::any_factor<double>> f;
-    for (std::size_t k = 0; k < 3; ++k) {
-      const bool solves = std::find(modes.begin(), modes.end(), k) != modes.end();
-      f.push_back(solves ? kronex::any_factor<double>(M) : kronex::any_factor<double>(kronex::identity(shape[k])));
-    }
-    kronex::operator_desc<double> od = kronex::kron(f[0], f[1], f[2]).inverse().template describe<double>();
-    od.options.threads = 1;
-    return kronex::detail::host_plan<double>(od, shape);
-  };
   const auto at_split = std::find(order.begin(), order.end(), split);
   const std::vector<std::size_t> before(order.begin(), at_split), after(at_split + 1, order.end());
-  auto plan_before = phase_plan(before, own);
-  auto plan_after = phase_plan(after, own);
+  auto mask = [](const std::vector<std::size_t>& modes) {
+    int bits = 0;
+    for (std::size_t k : modes) bits |= 1 << k;
+    return bits;
+  };
+  auto plan_before = modes_plan(M, mask(before), own);
+  auto plan_after = modes_plan(M, mask(after), own);
   // Modes solved after the split one that act within a slab (axes after it) run chunk by chunk
   // when the chunks are slabs: right after the rank's last segment on the chunk, in cache.
   bool after_per_chunk = !after.empty() && chunks.front().c1 - chunks.front().c0 == R;
@@ -489,7 +494,7 @@ split_bound split_pipeline_seconds(int reps, const kronex::banded<double>& M, co
     for (const chunk& c : chunks) {
       kronex::shape_t shape = own;
       shape[0] = c.l1 - c.l0;  // the split axis is 1 here: slabs are along axis 0
-      if (!chunk_plans.count(shape[0])) chunk_plans.emplace(shape[0], phase_plan(after, shape));
+      if (!chunk_plans.count(shape[0])) chunk_plans.emplace(shape[0], modes_plan(M, mask(after), shape));
     }
 
   std::vector<double> xs(kronex::detail::product(own));
@@ -567,12 +572,7 @@ split_bound split_pipeline_seconds(int reps, const kronex::banded<double>& M, co
   r.chunks = chunks.size();
   r.sent = max_over_ranks(sent);
   r.seconds = sorted_seconds(reps, solve)[std::size_t(reps) / 2];
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    diff = std::max(diff, std::abs(xs[i] - x.local().data()[i]));
-    scale = std::max(scale, std::abs(x.local().data()[i]));
-  }
-  r.differs = max_over_ranks(diff) > 1e-12 * max_over_ranks(scale);
+  r.differs = differs_from_solve(xs.data(), x);
   return r;
 }
 
