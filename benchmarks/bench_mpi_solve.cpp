@@ -52,7 +52,11 @@
 // exchanges through MPI, so on one node with --transport subarray), --fuse 0 makes every
 // shared-memory exchange copy the parts itself instead of leaving them to the next step
 // (compile_options::fuse_shared_exchanges; such an exchange, printed "read by step k", has no
-// local bytes and no floor of its own: its reads are the next phase's).
+// local bytes and no floor of its own: its reads are the next phase's). Where the plan solves the
+// split mode across ranks (compile_options::split_solves_in_place: a grid that splits one axis,
+// not the last, a band that is not folded), that solve and its halo exchange are one piece
+// ("local + exchange, K chunks"); --split 0 makes such a plan exchange blocks instead, for
+// comparison (the split-pipeline bound then times the solve across ranks beside it).
 //
 // Exit status: 0 ok; 1 a wrong result (residual above 1e-10, or a bound's result other than the
 // solve's) or an exchange that sent other than its plan predicted; 2 bad command
@@ -100,6 +104,7 @@ struct options {
   bool fuse = true;        // compile_options::fuse_shared_exchanges
   bool references = true;  // the same-run serial references (serial_seconds)
   std::size_t split_chunks = 32;  // the split-pipeline bound's chunks (split_pipeline_seconds)
+  bool split = true;              // compile_options::split_solves_in_place
 };
 
 int world_rank() {
@@ -112,11 +117,12 @@ int world_rank() {
   if (world_rank() == 0) {
     std::fprintf(error.empty() ? stdout : stderr,
                  "%s%s"
-                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport automatic|subarray|packed] [--chunks K] [--fuse 0|1] [--references 0|1] [--split-chunks K]\n"
+                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport automatic|subarray|packed] [--chunks K] [--fuse 0|1] [--split 0|1] [--references 0|1] [--split-chunks K]\n"
                  "  defaults: N = 128, R = 15; grids from P: 1 -> (1,1,1), 2 -> (2,1,1), 4 -> (2,2,1) and "
                  "(4,1,1),\n"
                  "  in general the squarest (a,b,1) with a*b = P, plus (P,1,1) when that differs\n"
                  "  --plan prints each case's distributed plan (rank 0's view)\n"
+                 "  --split 0 exchanges blocks to solve a split mode even where the plan would solve it across ranks\n"
                  "  --references 0 skips the serial solves timed after each case (rank 0 alone on n^3; every rank on its block's shape)\n"
                  "  and the node-shared bound (the plan's phases in place in shared memory, no exchange copies)\n"
                  "  and the split-pipeline bound (the split mode solved in place where its rows lie, rank after rank\n"
@@ -158,6 +164,8 @@ options parse(int argc, char** argv, int size) {
       o.chunks = std::size_t(parse_int(argv[0], arg, value, 0, 4096));
     } else if (arg == "--fuse") {
       o.fuse = parse_int(argv[0], arg, value, 0, 1) == 1;
+    } else if (arg == "--split") {
+      o.split = parse_int(argv[0], arg, value, 0, 1) == 1;
     } else if (arg == "--split-chunks") {
       o.split_chunks = std::size_t(parse_int(argv[0], arg, value, 1, 4096));
     } else if (arg == "--references") {
@@ -599,6 +607,7 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
   one_thread.exchanges = o.transport;
   one_thread.exchange_chunks = o.chunks;
   one_thread.fuse_shared_exchanges = o.fuse;
+  one_thread.split_solves_in_place = o.split;
   auto solver = kronex::compile(K.inverse(), b, one_thread);
 
   result r;

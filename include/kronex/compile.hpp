@@ -3,7 +3,8 @@
 //   compile(expr, like): a reusable compiled operator; `like` is a tensor (its type picks the
 //                        backend) or a shape (host). Factors once; call it many times.
 //   explain(...):        the printed plan from the check and plan phases only: nothing is
-//                        factored, allocated or uploaded (explain_plan() gives it as a value).
+//                        factored (but a split factor solved across ranks, see explain_plan),
+//                        allocated or uploaded (explain_plan() gives it as a value).
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -60,7 +61,10 @@ auto compile(const kron_expr<C...>& expr, const Like& like) {
 // The plan that compile(expr, like) would instantiate, from the check and plan phases only:
 // nothing is factored, uploaded or allocated, so a plan for any size can be explained. Numbers
 // that depend on the factorization (LU fill, swaps) are estimates here; the compiled operator's
-// plan() has the exact ones. Errors found by the check phase (shapes, limits) are thrown.
+// plan() has the exact ones. Errors found by the check phase (shapes, limits) are thrown. One
+// exception: a distributed plan that may solve a split mode across ranks factors that one 1D
+// factor (whether the solve pipelines depends on its pivots; docs/distributed.md), so a singular
+// one throws here too.
 template <class... C, class Like>
 plan_description explain_plan(const kron_expr<C...>& expr, const Like& like, const compile_options& options = {}) {
   using E = kron_expr<C...>;

@@ -143,7 +143,7 @@ std::vector<exchange_line> check_plan(const Op& solver, std::size_t split_modes_
     }
     ++with_comm;
     BOOST_TEST((l.method == "pairwise subarray" || l.method == "pairwise packed" || l.method == "pairwise shared memory" ||
-                l.method == "allgatherv"),
+                l.method == "allgatherv" || l.method == "halo"),
                l.method);
     BOOST_TEST(l.comm.find("grid dims {") == 0u, l.comm);
   }
@@ -153,6 +153,13 @@ std::vector<exchange_line> check_plan(const Op& solver, std::size_t split_modes_
 }
 
 using kronex_test::distribute;
+
+// Options whose plans make every split mode whole by exchanges, even where a solve across ranks
+// would apply (compile_options::split_solves_in_place): for the tests of the exchanges themselves.
+kronex::compile_options exchanging(kronex::compile_options o = {}) {
+  o.split_solves_in_place = false;
+  return o;
+}
 
 // max |gather(x) - expected| / max |expected| (0 / 0 = 0): the same number on every rank.
 template <class T, std::size_t D>
@@ -438,9 +445,9 @@ BOOST_AUTO_TEST_CASE(exchange_methods) {
   struct shape_case {
     std::size_t rows, cols;
   };
-  kronex::compile_options packed;
+  kronex::compile_options packed = exchanging();
   packed.exchanges = kronex::exchange_transport::packed;
-  kronex::compile_options subarray;
+  kronex::compile_options subarray = exchanging();
   subarray.exchanges = kronex::exchange_transport::subarray;
   kronex::compile_options unpipelined = subarray, two_chunks = subarray;
   unpipelined.exchange_chunks = 1;
@@ -452,7 +459,7 @@ BOOST_AUTO_TEST_CASE(exchange_methods) {
     const char* method;
   };
   for (const shape_case& sc : {shape_case{2 * p, 2 * p}, shape_case{2 * p + 1, 2 * p}, shape_case{2 * p, 2 * p + 1}}) {
-    for (const transport_case& tc : {transport_case{{}, automatic}, transport_case{subarray, "pairwise subarray"},
+    for (const transport_case& tc : {transport_case{exchanging(), automatic}, transport_case{subarray, "pairwise subarray"},
                                      transport_case{packed, "pairwise packed"}, transport_case{unpipelined, "pairwise subarray"},
                                      transport_case{two_chunks, "pairwise subarray"}}) {
       BOOST_TEST_CONTEXT("shape (" << sc.rows << "," << sc.cols << "), " << tc.method) {
@@ -527,7 +534,7 @@ BOOST_AUTO_TEST_CASE(automatic_pipelining_by_block_size) {
     const std::size_t rows = times * minimum_rows * std::size_t(P);
     const auto K = kronex::kron(band<T>(rows, 1, 1, boundary::clamped), band<T>(cols, 1, 1, boundary::clamped));
     const auto bd = kronex::distributed_tensor<T, 2>(MPI_COMM_WORLD, {rows, cols}, {P, 1});
-    kronex::compile_options subarray;  // pipelining is for exchanges through MPI
+    kronex::compile_options subarray = exchanging();  // pipelining is for exchanges through MPI
     subarray.exchanges = kronex::exchange_transport::subarray;
     const kronex::plan_description plan = kronex::explain_plan(K.inverse(), bd, subarray);
     std::vector<std::size_t> chunks;
@@ -749,14 +756,14 @@ BOOST_AUTO_TEST_CASE(exchanges_within_a_node) {
   using T = double;
   const int P = world_size();
   if (P == 1 || !kronex_test::one_node()) return;
-  kronex::compile_options subarray, copied;
+  kronex::compile_options subarray = exchanging(), copied = exchanging();
   subarray.exchanges = kronex::exchange_transport::subarray;
   copied.fuse_shared_exchanges = false;
   // Solves with automatic exchanges (pulled ones read by the next step, or copied first) and
   // subarray exchanges: the same bits, out of place and in place; the automatic plan's exchange
   // methods. With copies, no exchange is read by a step.
   auto same_bits = [&](const auto& op, auto bd) {
-    auto fast = kronex::compile(op, bd);
+    auto fast = kronex::compile(op, bd, exchanging());
     auto copying = kronex::compile(op, bd, copied);
     auto mpi = kronex::compile(op, bd, subarray);
     const auto expected = kronex_test::gather(mpi(bd));
@@ -780,7 +787,7 @@ BOOST_AUTO_TEST_CASE(exchanges_within_a_node) {
         BOOST_TEST(m == "pairwise shared memory");
       // Every exchange into a phase that solves something is read by that phase's first step;
       // the last one, back into b's layout with nothing left to solve, copies.
-      auto solver = kronex::compile(kronex::kron(A, B, C).inverse(), distribute(b3, grid));
+      auto solver = kronex::compile(kronex::kron(A, B, C).inverse(), distribute(b3, grid), exchanging());
       std::vector<bool> expected(solver.exchanges(), true);
       if (!expected.empty()) expected.back() = false;
       BOOST_TEST(reads_by_next_step(solver.plan()) == expected, solver);
@@ -793,7 +800,7 @@ BOOST_AUTO_TEST_CASE(exchanges_within_a_node) {
   for (const auto& grid : grids_for<3>(P))
     for (const auto how : {kronex::solve_method::substitution, kronex::solve_method::dense_inverse})
       BOOST_TEST_CONTEXT(grid_text(grid) << (how == kronex::solve_method::substitution ? ", substitution" : ", dense inverse")) {
-        kronex::compile_options o, o_subarray;
+        kronex::compile_options o = exchanging(), o_subarray = exchanging();
         o.solves = o_subarray.solves = how;
         o_subarray.exchanges = kronex::exchange_transport::subarray;
         const auto K = kronex::kron(A, B, C).inverse();
@@ -840,7 +847,7 @@ BOOST_AUTO_TEST_CASE(exchanges_within_a_node) {
     const kronex_test::streaming_threshold every_output("0");
     auto reads_of = [&](const auto& op, const std::array<int, 3>& grid) {
       same_bits(op, distribute(b3, grid));
-      return reads_by_next_step(kronex::compile(op, distribute(b3, grid)).plan());
+      return reads_by_next_step(kronex::compile(op, distribute(b3, grid), exchanging()).plan());
     };
     const auto K = kronex::kron(A, B, C).inverse();
     BOOST_TEST(reads_of(kronex::kron(A, B, kronex::identity(7)).inverse(), {1, P, 1}) == (std::vector<bool>{false, false}));
@@ -952,7 +959,7 @@ BOOST_AUTO_TEST_CASE(modes_solved_where_they_fuse) {
     const auto plan = kronex::compile(K, distribute(b3, grid), options).plan();
     return std::vector<long>{phase_solving(plan, 0), phase_solving(plan, 1), phase_solving(plan, 2)};
   };
-  kronex::compile_options subst, dense;
+  kronex::compile_options subst = exchanging(), dense = exchanging();
   subst.solves = kronex::solve_method::substitution;
   dense.solves = kronex::solve_method::dense_inverse;
   BOOST_TEST(phases({1, 1, P}, subst) == (std::vector<long>{0, 1, 1}));
@@ -981,6 +988,151 @@ BOOST_AUTO_TEST_CASE(complex_adjoint_and_skipped_modes) {
     BOOST_TEST_CONTEXT(grid_text(grid)) {
       check_against<T, 4>(K.inverse(), K.inverse(), b, grid, split_count<4>({true, true, false, false}, grid));
     }
+}
+
+// ---- a split mode solved where its rows lie -------------------------------------------------------
+
+// Whether the plan solves a mode across ranks ("lu_subst across ranks", then a halo exchange).
+bool solves_across_ranks(const kronex::plan_description& plan) {
+  for (const auto& st : plan.steps)
+    if (const auto* e = std::get_if<kronex::exchange_step>(&st); e && e->how == kronex::exchange_step::method::halo)
+      return true;
+  return false;
+}
+
+// A grid that splits one axis, not the last, whose factor there is a band solved by
+// substitution: the other modes are solved on each rank's block, then that mode where its rows
+// lie, the ranks in turn, with one halo exchange (exchanges() = 1) and no exchange of blocks.
+// The result is the serial host's to the bit, the modes in the plan's order, for every value
+// type, solve and adjoint solve, clamped and periodic bands (with and without pivoting), uneven
+// splits, lines whose count is a multiple of the kernels' strip width and lines whose count is
+// not (the rest through a strip), chunks of slabs (split axis 1) and of columns (axis 0), from 1
+// to 40 chunks, out of place and in place.
+template <class T>
+void check_across_ranks() {
+  const int P = world_size();
+  const std::size_t p = std::size_t(P);
+  for (const std::size_t n2 : {std::size_t(5), std::size_t(16)})
+    for (const bool pivot : {false, true}) {
+      const std::array<std::size_t, 3> shape{3 * p + 1, 2 * p + 3, n2};
+      const auto A = band<T>(shape[0], 1, 2, boundary::clamped, pivot);
+      const auto B = band<T>(shape[1], 2, 1, boundary::periodic, pivot);
+      const auto C = band<T>(n2, 1, 1, boundary::clamped);
+      const auto I0 = kronex::identity(shape[0]);
+      const auto I1 = kronex::identity(shape[1]);
+      const auto I2 = kronex::identity(n2);
+      const xt::xtensor<T, 3> b = random_tensor<T, 3>(shape);
+      kronex::compile_options subst;
+      subst.solves = kronex::solve_method::substitution;
+      for (const std::array<int, 3>& grid : {std::array<int, 3>{P, 1, 1}, {1, P, 1}})
+        for (const std::size_t chunks : {std::size_t(0), std::size_t(1), std::size_t(3), std::size_t(40)})
+          BOOST_TEST_CONTEXT(grid_text(grid) << ", n2 " << n2 << (pivot ? ", pivoting" : "") << ", chunks " << chunks) {
+            kronex::compile_options options = subst;
+            options.exchange_chunks = chunks;
+            const auto bd = distribute(b, grid);
+            auto check = [&](auto op) {
+              auto solver = kronex::compile(op(kronex::kron(A, B, C)), bd, options);
+              // Without pivoting no swap crosses ranks: the solve across ranks always applies.
+              if (!pivot) BOOST_TEST(solves_across_ranks(solver.plan()) == (P > 1), solver);
+              if (solves_across_ranks(solver.plan())) BOOST_TEST(solver.exchanges() == 1u, solver);
+              xt::xtensor<T, 3> expected = b;
+              for (const auto& st : solver.plan().steps) {
+                if (kronex::kind_of(st) != kronex::step_kind::solve) continue;
+                const std::size_t k = kronex::step_info(st).mode;
+                if (k == 0) expected = kronex::compile(op(kronex::kron(A, I1, I2)), expected, subst)(expected);
+                if (k == 1) expected = kronex::compile(op(kronex::kron(I0, B, I2)), expected, subst)(expected);
+                if (k == 2) expected = kronex::compile(op(kronex::kron(I0, I1, C)), expected, subst)(expected);
+              }
+              BOOST_TEST(xt::all(xt::equal(kronex_test::gather(solver(bd)), expected)), solver);
+              auto in_place = bd;
+              solver(in_place, in_place);
+              BOOST_TEST(xt::all(xt::equal(kronex_test::gather(in_place), expected)), solver);
+            };
+            check([](const auto& K) { return K.inverse(); });
+            check([](const auto& K) { return K.adjoint().inverse(); });
+          }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(split_modes_solved_across_ranks) {
+  check_across_ranks<double>();
+  check_across_ranks<float>();
+  check_across_ranks<std::complex<double>>();
+  check_across_ranks<std::complex<float>>();
+}
+
+// The halo carries only the rows the band reads across a boundary: for a tridiagonal factor
+// without pivoting, one row each way per inner boundary, so the rank that sends most (an inner
+// one when P > 2) sends 2 rows of every line, one message per row and chunk; the plan predicts
+// it and time_steps() counts it. (A halo carrying whole blocks, or every row, fails.) The solve
+// across ranks does not apply, and blocks are exchanged, on a split last axis, with a periodic
+// band folded for size (every operation alternates between the ends of the axis), with dense
+// inverses, on a grid that splits two axes, and with split_solves_in_place = false; a singular
+// factor on the split axis throws singular_factor naming its mode on every rank.
+BOOST_AUTO_TEST_CASE(halo_bytes_and_where_it_applies) {
+  using T = double;
+  const int P = world_size();
+  if (P == 1) return;
+  const std::size_t p = std::size_t(P), lines = 4 * 16;
+  const auto A = band<T>(3 * p + 1, 1, 1, boundary::clamped);
+  const auto B = band<T>(4, 1, 1, boundary::clamped);
+  const auto C = band<T>(16, 1, 1, boundary::clamped);
+  const xt::xtensor<T, 3> b = random_tensor<T, 3>({3 * p + 1, 4, 16});
+  const auto bd = distribute(b, {P, 1, 1});
+  const xt::xtensor<T, 3> expected = kronex::kron(A, B, C).solve(b);
+  auto solver = kronex::compile(kronex::kron(A, B, C).inverse(), bd);
+  const auto& steps = solver.plan().steps;
+  BOOST_TEST_REQUIRE(steps.size() == 4u, solver);
+  const auto* across = std::get_if<kronex::lu_subst_step>(&steps[2]);
+  const auto* halo = std::get_if<kronex::exchange_step>(&steps[3]);
+  BOOST_TEST_REQUIRE((across && across->across_ranks && across->mode == 0u), solver);
+  BOOST_TEST_REQUIRE((halo && halo->how == kronex::exchange_step::method::halo), solver);
+  const std::size_t rows = P > 2 ? 2 : 1;
+  BOOST_TEST(halo->message_bytes == double(rows * lines * sizeof(T)), solver);
+  BOOST_TEST(halo->messages == rows * halo->chunks, solver);
+  BOOST_TEST(halo->own_bytes == 0.0);
+  BOOST_TEST(kronex::to_string(solver.plan()).find("lu_subst across ranks") != std::string::npos);
+  auto x = kronex::distributed_tensor<T, 3>::like(bd);
+  const auto pieces = solver.time_steps(bd, x);
+  BOOST_TEST_REQUIRE(pieces.size() == 2u);
+  BOOST_TEST((pieces[1].first == 2u && pieces[1].count == 2u));
+  BOOST_TEST(kronex_test::max_over_ranks(pieces[1].sent_bytes) == halo->message_bytes);
+  BOOST_TEST(kronex_test::max_over_ranks(double(pieces[1].messages)) == double(halo->messages));
+  BOOST_TEST(block_error(x, expected) <= 1e-12);
+
+  auto applies = [&](const auto& op, const kronex::distributed_tensor<T, 3>& t, const kronex::compile_options& o) {
+    const auto plan = kronex::compile(op, t, o).plan();
+    return solves_across_ranks(plan);
+  };
+  const kronex::compile_options automatic;
+  kronex::compile_options dense, off;
+  dense.solves = kronex::solve_method::dense_inverse;
+  off.split_solves_in_place = false;
+  const auto K = kronex::kron(A, B, C).inverse();
+  BOOST_TEST(applies(K, bd, automatic));
+  BOOST_TEST(!applies(K, bd, dense));
+  BOOST_TEST(!applies(K, bd, off));
+  const auto C3 = band<T>(3 * p + 1, 1, 1, boundary::clamped);
+  BOOST_TEST(!applies(kronex::kron(B, C, C3).inverse(), distribute(random_tensor<T, 3>({4, 16, 3 * p + 1}), {1, 1, P}), automatic));
+  const auto folded = band<T>(65 + p, 1, 1, boundary::periodic);
+  BOOST_TEST(!applies(kronex::kron(folded, B, C).inverse(), distribute(random_tensor<T, 3>({65 + p, 4, 16}), {P, 1, 1}),
+                      automatic));
+  if (P == 4) BOOST_TEST(!applies(K, distribute(b, {2, 2, 1}), automatic));
+  // Each of these still solves: the exchanges' result.
+  auto off_solver = kronex::compile(K, bd, off);
+  BOOST_TEST(block_error(off_solver(bd), expected) <= 1e-12);
+
+  // A singular factor on the split axis: every rank throws singular_factor naming mode 0.
+  kronex::banded<T> s = A;
+  s(1, 0) = 0, s(1, 1) = 0, s(1, 2) = 0;
+  int threw = 0;
+  try {
+    kronex::compile(kronex::kron(s, B, C).inverse(), bd);
+  } catch (const kronex::singular_factor& e) {
+    threw = 1;
+    BOOST_TEST(e.mode() == 0u);
+  }
+  BOOST_TEST(sum_over_ranks(threw) == long(P));
 }
 
 // ---- six dimensions ------------------------------------------------------------------------------

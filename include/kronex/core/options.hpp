@@ -86,12 +86,27 @@ struct compile_options {
   // together first. false: every shared-memory exchange copies the parts into the next block
   // first (one more pass over the block; for comparisons). The result is the same bits either way.
   bool fuse_shared_exchanges = true;
+
+  // Distributed plans, host ranks: a grid that splits one axis, not the last, whose factor there
+  // is a band solved by substitution (the host's choice for the whole tensor) runs that solve
+  // where the rows lie: each rank runs its share of the substitution in place on its block, the
+  // ranks in turn, and only the band's few neighbouring rows travel (printed "lu_subst across
+  // ranks", then a "halo" exchange), pipelined in chunks of the lines (exchange_chunks; 0:
+  // distributed_split_chunks), instead of two exchanges of whole blocks. A factor whose
+  // substitution swaps rows of two ranks, or whose band wraps around the axis in its factors
+  // (periodic factors folded for size), keeps the exchanges. false: always the exchanges (for
+  // comparisons). The result is the same bits either way.
+  bool split_solves_in_place = true;
 };
 
 // What compile_options::exchange_chunks = 0 pipelines: at most this many chunks ...
 inline constexpr std::size_t distributed_pipeline_chunks = 4;
 // ... of at least this many bytes each.
 inline constexpr std::size_t distributed_pipeline_min_chunk_bytes = std::size_t(1) << 18;
+
+// What compile_options::exchange_chunks = 0 pipelines a solve across ranks in: at most this many
+// chunks of the lines (fewer where a rank's block has fewer slabs and column blocks).
+inline constexpr std::size_t distributed_split_chunks = 32;
 
 // The smallest tensor (in values) a host step splits between threads.
 inline constexpr std::size_t host_parallel_min_values = std::size_t(1) << 15;

@@ -74,6 +74,9 @@ struct lu_subst_step : step_base {
   // Runs on the tensor's rows in place (the first mode, rows short enough for cache), with the
   // next step (the last mode) interleaved in its forward sweep: a row sweep (row_sweep.hpp).
   bool interleaved_with_next = false;
+  // Distributed: the mode is split across ranks and solved where its rows lie, each rank's
+  // share in place on its block, the ranks in turn (the halo exchange after it).
+  bool across_ranks = false;
 };
 
 // Host: y = op(A) x along the mode, A's entries as a row program, in panels; or, for a dense
@@ -117,8 +120,10 @@ struct staged_step : step_base {
 struct exchange_step : step_base {
   // local_copy: keep one's part after a gather (no MPI); pairwise: every rank of the group sends
   // each other rank its part (MPI_Isend/MPI_Irecv), its own part copied locally; allgatherv: a
-  // split mode gathered whole.
-  enum class method { local_copy, pairwise, allgatherv };
+  // split mode gathered whole; halo: the few rows of its neighbours that a solve across ranks
+  // (the step before, lu_subst across ranks) reads, sent rank to rank while it runs. A halo
+  // exchange moves no block: the layout stays.
+  enum class method { local_copy, pairwise, allgatherv, halo };
   method how = method::local_copy;
   std::string transport;    // pairwise: "shared memory" (within a node: no message; see read_by_next),
                             // "subarray" (MPI datatypes over the blocks) or "packed"
@@ -211,6 +216,7 @@ inline const char* to_string(exchange_step::method m) {
     case exchange_step::method::local_copy: return "local_copy";
     case exchange_step::method::pairwise: return "pairwise";
     case exchange_step::method::allgatherv: return "allgatherv";
+    case exchange_step::method::halo: return "halo";
   }
   return "?";
 }
@@ -221,7 +227,7 @@ inline std::string step_method(const step& s) {
   std::string m = std::visit(
       overloaded{[](const copy_step& c) -> std::string { return c.on_device ? "copy" : "memcpy"; },
                  [](const scale_step&) -> std::string { return "scale"; },
-                 [](const lu_subst_step&) -> std::string { return "lu_subst"; },
+                 [](const lu_subst_step& l) -> std::string { return l.across_ranks ? "lu_subst across ranks" : "lu_subst"; },
                  [](const matvec_step& m) -> std::string {
                    return m.gemm ? "gemm" : m.dense ? "dense_matvec" : "band_matvec";
                  },

@@ -353,6 +353,20 @@ public:
   const plan_description& description() const noexcept { return m_desc; }
   const shape_t& shape() const noexcept { return m_shape; }
 
+  // The row program step s runs (a substitution), for a plan that runs it elsewhere: a
+  // distributed solve across ranks (split_solve.hpp).
+  std::shared_ptr<const row_program<T>> solve_program_of(std::size_t s) const {
+    if (s >= m_desc.steps.size() || !std::holds_alternative<lu_subst_step>(m_desc.steps[s]))
+      throw error("kronex: internal error: a host plan step without a substitution was asked for its program");
+    return m_programs[m_payload[s]];
+  }
+
+  // Program p on rows `stride` values apart from `base`, in place, `blocks` blocks of
+  // strip_width<T> columns (run_solve_rows): the kernels these plans run, so that the same
+  // operations give their bits (where a library compiles the plans, its instantiation of them,
+  // whatever the caller's compiler flags).
+  static void solve_rows(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride);
+
   // x = plan(b) on C-order arrays of shape(); x may equal b.
   void run(const T* b, T* x);
 
@@ -908,7 +922,7 @@ private:
 };
 
 // Defined out of the class, not inline: where the kernels are instantiated once in a compiled
-// library (KRONEX_HOST_PLANS_COMPILED, below), these three are all a caller's code reaches.
+// library (KRONEX_HOST_PLANS_COMPILED, below), these are all a caller's code reaches.
 template <class T>
 host_plan<T>::host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
     : m_shape(bp.desc.shape), m_desc(std::move(bp.desc)), m_steps(std::move(bp.steps)),
@@ -934,6 +948,12 @@ host_plan<T>::host_plan(const operator_desc<T>& d, host_blueprint<T> bp)
   m_slab.assign(m_threads * m_slab_stride, T(0));
   m_lines.assign(bp.line_values, T(0));
   m_desc.instantiated = true;
+}
+
+template <class T>
+void host_plan<T>::solve_rows(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride) {
+  prefetch_stream none;
+  run_solve_rows(p, 0, p.ops.size(), base, blocks, stride, none);
 }
 
 template <class T>

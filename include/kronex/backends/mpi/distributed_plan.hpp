@@ -6,6 +6,10 @@
 // (or an allgatherv) within the sub-communicator of the grid dimensions involved moves the data to
 // the next layout: MPI messages, or, where the sub-communicators lie within one node, copies
 // between the ranks' blocks in shared memory (node_segments.hpp).
+// On a grid that splits one axis (not the last) whose factor is a band solved by substitution, the
+// plan instead solves that mode where its rows lie, after the other modes (split_solve.hpp;
+// compile_options::split_solves_in_place): one phase of local work, then the solve across ranks
+// with its halo exchange.
 // The result ends in the input layout, or, with exchange_options, the plan starts in another
 // layout and/or ends in its last phase's layout (start_block() and end_block() say where).
 //
@@ -18,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -31,6 +36,7 @@
 #include "exchange_schedule.hpp"
 #include "mpi_support.hpp"
 #include "node_segments.hpp"
+#include "split_solve.hpp"
 
 namespace kronex {
 
@@ -160,6 +166,7 @@ public:
   static plan_description explain(const operator_desc<T>& d, const std::shared_ptr<cart_comm>& comm,
                                   const shape_t& global, const exchange_options& layouts, Ranks ranks = Ranks()) {
     distributed_plan p(std::move(ranks), comm, global, layouts);
+    p.m_explaining = true;
     collective(comm->get(), [&] {
       p.m_ranks.decide();
       p.prepare(d, comm->grid());
@@ -207,7 +214,7 @@ public:
   const box& start_block() const noexcept { return m_work.front().block; }
   const box& end_block() const noexcept { return m_work.back().block; }
   const block_layout& end_layout() const noexcept { return m_phases.back().layout; }
-  std::size_t exchanges() const noexcept { return exchange_count(m_phases); }
+  std::size_t exchanges() const noexcept { return exchange_count(m_phases) + (m_split ? 1 : 0); }
 
   // x = plan(b) on this rank's blocks (start_block() and end_block(), C order); x may equal b
   // when they are the same size. Collective.
@@ -298,6 +305,12 @@ private:
         cur = dst;
         next_buffer = 1 - next_buffer;
       }
+    }
+    if (m_split) {  // every rank takes part, whatever failed before (x is then unspecified anyway)
+      m_split->run(x);
+      m_sent_messages = m_split->messages();
+      m_sent_bytes = m_split->sent_bytes();
+      timed(m_split_step_index, 2, true);
     }
     failure.run([&] { m_ranks.synchronize(); });
     failure.agree(m_comm->get());
@@ -570,6 +583,9 @@ private:
     }
     m_packed = choose_packing(d.options.exchanges);
     m_phases = plan_exchanges(m_global, grid, needs_local(d), m_layouts);
+    m_split.reset();
+    if constexpr (std::is_same_v<typename Ranks::local_plan, host_plan<T>>) plan_split(d, grid);
+    if (m_split) m_phases.resize(1);  // phase 0 solves every other mode; no exchange of blocks
     if constexpr (std::is_same_v<typename Ranks::local_plan, host_plan<T>>) regroup_modes(d, grid);
     m_expression = d.text();
     m_exchange_step_index.assign(m_phases.size(), 0);
@@ -595,9 +611,96 @@ private:
       if (i > 0) m_exchange_steps[i] = plan_exchange(i, grid);
       m_work.push_back(std::move(w));
     }
+    if (m_split) m_buffer_values = 0;  // phase 0 writes x itself
     m_setup = skipped_setup(d);
     m_diagonal.clear();
     for (const auto& f : d.factors) m_diagonal.push_back(f.kind == factor_kind::diagonal);
+  }
+
+  // The solve along the grid's one split axis where its rows lie (split_solve.hpp), where it
+  // applies: the grid splits one axis, not the last; its factor is a band; the host's choice for
+  // the whole tensor is a substitution (not a dense inverse: the result stays the serial host's
+  // bits); the plan starts and ends in the input layout; and the substitution pipelines (no swap
+  // between two ranks' rows, no band wrapping around the axis). Sets m_split, its printed steps
+  // and its setup line. The factor is factored here, in explain() too: whether the solve
+  // pipelines depends on its pivots (explain() then prints the estimates and allocates nothing).
+  // The same decision on every rank.
+  void plan_split(const operator_desc<T>& d, const std::vector<int>& grid) {
+    const std::size_t D = m_global.size();
+    if (!d.options.split_solves_in_place || !d.inverse || !m_layouts.start.empty() || m_layouts.end_in_last) return;
+    std::size_t axis = npos;
+    for (std::size_t k = 0; k < D; ++k) {
+      if (grid[k] == 1) continue;
+      if (axis != npos) return;
+      axis = k;
+    }
+    if (axis == npos || axis + 1 >= D || d.factors[axis].kind != factor_kind::banded) return;
+    const plan_description whole = host_plan<T>::explain(mode_alone(d, axis, m_global), m_global);
+    if (whole.steps.size() != 1 || !std::holds_alternative<lu_subst_step>(whole.steps.front())) return;
+    // The program, from a plan of one line (factored here, or taken from the options' store).
+    shape_t line(D, 1);
+    line[axis] = m_global[axis];
+    operator_desc<T> one_line = mode_alone(d, axis, line);
+    one_line.options.solves = solve_method::substitution;
+    one_line.options.threads = 1;
+    const host_plan<T> one(one_line, line);
+    const block_layout input = input_layout(m_global, grid);
+    std::vector<int> q = m_comm->coords();
+    std::vector<std::size_t> offsets;
+    for (int c = 0; c < grid[axis]; ++c) {
+      q[axis] = c;
+      offsets.push_back(input.block(grid, q).offset[axis]);
+    }
+    offsets.push_back(m_global[axis]);
+    const box mine = input.block(grid, m_comm->coords());
+    const std::size_t chunks = d.options.exchange_chunks ? d.options.exchange_chunks : distributed_split_chunks;
+    m_split = split_solve<T>::make(one.solve_program_of(0), offsets, std::size_t(m_comm->coords()[axis]), mine.extent,
+                                   axis, chunks, !m_explaining);
+    if (!m_split) return;
+    m_split_axis = axis;
+    // The whole tensor's step, on this rank's rows: the lines are the same, the rows fewer.
+    m_split_step = std::get<lu_subst_step>(whole.steps.front());
+    const double share = double(mine.extent[axis]) / double(m_global[axis]);
+    m_split_step.view[1] = mine.extent[axis];
+    m_split_step.view_strides = c_strides(m_split_step.view);
+    m_split_step.flops *= share;
+    m_split_step.bytes *= share;
+    m_split_step.model_subst_s = m_split_step.model_gemm_s = -1;
+    m_split_step.across_ranks = true;
+    // explain() prints the estimates, as for every other factor.
+    const plan_description& setup = m_explaining ? whole : one.description();
+    m_split_setup = setup.setup[axis];
+    m_split_setup.result += "  (across ranks)";
+    m_split_factor_bytes = setup.factor_bytes;
+    exchange_step& h = m_split_exchange;
+    h = exchange_step{};
+    h.how = exchange_step::method::halo;
+    h.comm = message("grid dims {", axis, "} (", grid[axis], " ranks)");
+    h.messages = m_split->most_messages();
+    h.message_bytes = m_split->most_sent_bytes();
+    h.chunks = m_split->chunks().size();
+    h.mode = axis;
+    h.view = mine.extent;
+    h.view_strides = c_strides(mine.extent);
+    h.bytes = m_split->copy_bytes();
+  }
+
+  // The operator of mode k alone (identities of these extents elsewhere).
+  static operator_desc<T> mode_alone(const operator_desc<T>& d, std::size_t k, const shape_t& extent) {
+    operator_desc<T> alone;
+    alone.trans = d.trans;
+    alone.inverse = d.inverse;
+    alone.options = d.options;
+    for (std::size_t j = 0; j < d.factors.size(); ++j) {
+      factor_view<T> f = d.factors[j];
+      if (j != k) {
+        f = factor_view<T>{};
+        f.kind = factor_kind::identity;
+        f.n = extent[j];
+      }
+      alone.factors.push_back(f);
+    }
+    return alone;
   }
 
   // Instantiation of the local work: each phase's local plan is compiled on this rank's block
@@ -801,6 +904,18 @@ private:
         }
       }
     }
+    compose_split();
+  }
+
+  // The solve across ranks last, then its halo exchange.
+  void compose_split() {
+    if (!m_split) return;
+    m_split_step_index = m_desc.steps.size();
+    m_desc.steps.push_back(m_split_step);
+    m_desc.steps.push_back(m_split_exchange);
+    m_desc.setup[m_split_axis] = m_split_setup;
+    m_desc.workspace_bytes += std::size_t(m_split->workspace_bytes());
+    m_desc.factor_bytes += m_split_factor_bytes;
   }
 
   static std::string format_grid(const std::vector<int>& grid) {
@@ -1002,6 +1117,7 @@ private:
   // Collective: the sub-communicators, and this rank's messages of each exchange (per chunk of
   // the sender's block) with their subarray types or places in the packed buffers.
   void connect(const std::vector<int>& grid) {
+    if (m_split) m_split->connect(m_comm->sub({int(m_split_axis)}));
     std::size_t send_size = 0, recv_size = 0;
     for (std::size_t i = 1; i < m_phases.size(); ++i) {
       const exchange_phase& ph = m_phases[i];
@@ -1220,6 +1336,15 @@ private:
   std::vector<bool> m_diagonal;                    // per mode: a diagonal factor
   std::size_t m_buffer_values = 0;                 // each ping-pong buffer, in values
   std::string m_expression;                        // the operator, as printed
+  // The solve across ranks (plan_split), its printed steps and setup line, and where it prints.
+  std::optional<split_solve<T>> m_split;
+  std::size_t m_split_axis = npos;
+  lu_subst_step m_split_step;
+  exchange_step m_split_exchange;
+  factor_setup m_split_setup;
+  std::size_t m_split_factor_bytes = 0;
+  std::size_t m_split_step_index = 0;
+  bool m_explaining = false;  // explain(): plan only
 };
 
 } // namespace kronex::detail
