@@ -55,7 +55,7 @@
 // local bytes and no floor of its own: its reads are the next phase's). Where the plan solves the
 // split mode across ranks (compile_options::split_solves_in_place: a grid that splits one axis,
 // not the last, a band that is not folded), that solve and its halo exchange are one piece
-// ("local + exchange, K chunks"); --split 0 makes such a plan exchange blocks instead, for
+// ("across ranks + halo, K chunks"); --split 0 makes such a plan exchange blocks instead, for
 // comparison (the split-pipeline bound then times the solve across ranks beside it).
 //
 // Exit status: 0 ok; 1 a wrong result (residual above 1e-10, or a bound's result other than the
@@ -644,9 +644,11 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
     for (std::size_t s = ts.first; s < ts.first + ts.count; ++s) {
       local_bytes += kronex::step_info(steps[s]).bytes;
       if (const auto* e = std::get_if<kronex::exchange_step>(&steps[s])) {
+        const long phase = kronex::step_info(steps[ts.first]).phase;
+        const std::string where = phase >= 0 ? "local (phase " + std::to_string(phase) + ")" : "across ranks";
         pc.what = ts.count == 1 ? "step " + std::to_string(s) + " exchange " + kronex::step_method(steps[s])
-                                : "steps " + std::to_string(ts.first) + "-" + std::to_string(s) + " local (phase " +
-                                      std::to_string(kronex::step_info(steps[ts.first]).phase) + ") + exchange, " +
+                                : "steps " + std::to_string(ts.first) + "-" + std::to_string(s) + " " + where + " + " +
+                                      (e->how == kronex::exchange_step::method::halo ? "halo" : "exchange") + ", " +
                                       std::to_string(e->chunks) + " chunks";
         pc.sent_bytes = e->message_bytes;
         pc.planned_messages = double(e->messages);

@@ -26,6 +26,12 @@
 //    block is solved late is waited for, and so is a rank that reads the peers' blocks late (its
 //    barriers delayed through the MPI profiling interface): no rank writes a block a peer still
 //    reads; a copy long enough to stream gives the same bits;
+//  - a split mode solved across ranks (one split axis, not the last, a band): the serial host's
+//    bits in the plan's order for every value type, solve and adjoint solve, clamped, periodic
+//    and pivoting bands, uneven splits, 1 to 40 chunks, in place too; a halo of only the band's
+//    neighbouring rows, as planned and as time_steps() counts it; the exchanges where it does not
+//    apply (a split last axis, a folded periodic band, dense inverses, two split axes, the option
+//    off); a singular split factor throws on every rank;
 //  - collective errors: a grid of another size, a global shape that does not match the factors,
 //    a factor singular on one rank only (that rank throws singular_factor, the others an error
 //    naming it); an input or output of another global shape or grid passed to operator()
@@ -1068,7 +1074,8 @@ BOOST_AUTO_TEST_CASE(split_modes_solved_across_ranks) {
 // across ranks does not apply, and blocks are exchanged, on a split last axis, with a periodic
 // band folded for size (every operation alternates between the ends of the axis), with dense
 // inverses, on a grid that splits two axes, and with split_solves_in_place = false; a singular
-// factor on the split axis throws singular_factor naming its mode on every rank.
+// factor on the split axis throws singular_factor naming its mode on every rank. An operator with
+// no other mode to solve runs it too, out of place and in place.
 BOOST_AUTO_TEST_CASE(halo_bytes_and_where_it_applies) {
   using T = double;
   const int P = world_size();
@@ -1121,6 +1128,16 @@ BOOST_AUTO_TEST_CASE(halo_bytes_and_where_it_applies) {
   // Each of these still solves: the exchanges' result.
   auto off_solver = kronex::compile(K, bd, off);
   BOOST_TEST(block_error(off_solver(bd), expected) <= 1e-12);
+  // With nothing to solve before it, phase 0 copies b into x (or, in place, leaves it): then the
+  // solve across ranks.
+  const auto alone = kronex::kron(A, kronex::identity(4), kronex::identity(16));
+  auto only_split = kronex::compile(alone.inverse(), bd);
+  BOOST_TEST(solves_across_ranks(only_split.plan()), only_split);
+  const xt::xtensor<T, 3> expected_alone = alone.solve(b);
+  BOOST_TEST(block_error(only_split(bd), expected_alone) <= 1e-12);
+  auto in_place = bd;
+  only_split(in_place, in_place);
+  BOOST_TEST(block_error(in_place, expected_alone) <= 1e-12);
 
   // A singular factor on the split axis: every rank throws singular_factor naming mode 0.
   kronex::banded<T> s = A;
