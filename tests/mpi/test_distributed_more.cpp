@@ -27,8 +27,8 @@
 //    barriers delayed through the MPI profiling interface): no rank writes a block a peer still
 //    reads; a copy long enough to stream gives the same bits;
 //  - a split mode solved across ranks (one split axis, not the last, a band): the serial host's
-//    bits in the plan's order for every value type, solve and adjoint solve, clamped, periodic
-//    and pivoting bands, uneven splits, 1 to 40 chunks, in place too; a halo of only the band's
+//    bits in the plan's order for every value type, solve and adjoint solve, bands with and
+//    without pivoting, uneven splits, 1 to 40 chunks, in place too; a halo of only the band's
 //    neighbouring rows, as planned and as time_steps() counts it; the exchanges where it does not
 //    apply (a split last axis, a folded periodic band, dense inverses, two split axes, the option
 //    off); a singular split factor throws on every rank;
@@ -1010,7 +1010,7 @@ bool solves_across_ranks(const kronex::plan_description& plan) {
 // substitution: the other modes are solved on each rank's block, then that mode where its rows
 // lie, the ranks in turn, with one halo exchange (exchanges() = 1) and no exchange of blocks.
 // The result is the serial host's to the bit, the modes in the plan's order, for every value
-// type, solve and adjoint solve, clamped and periodic bands (with and without pivoting), uneven
+// type, solve and adjoint solve, bands with and without pivoting, uneven
 // splits, lines whose count is a multiple of the kernels' strip width and lines whose count is
 // not (the rest through a strip), chunks of slabs (split axis 1) and of columns (axis 0), from 1
 // to 40 chunks, out of place and in place.
@@ -1020,9 +1020,9 @@ void check_across_ranks() {
   const std::size_t p = std::size_t(P);
   for (const std::size_t n2 : {std::size_t(5), std::size_t(16)})
     for (const bool pivot : {false, true}) {
-      const std::array<std::size_t, 3> shape{3 * p + 1, 2 * p + 3, n2};
+      const std::array<std::size_t, 3> shape{12 * p + 1, 12 * p + 3, n2};
       const auto A = band<T>(shape[0], 1, 2, boundary::clamped, pivot);
-      const auto B = band<T>(shape[1], 2, 1, boundary::periodic, pivot);
+      const auto B = band<T>(shape[1], 2, 1, boundary::clamped, pivot);
       const auto C = band<T>(n2, 1, 1, boundary::clamped);
       const auto I0 = kronex::identity(shape[0]);
       const auto I1 = kronex::identity(shape[1]);
@@ -1038,8 +1038,11 @@ void check_across_ranks() {
             const auto bd = distribute(b, grid);
             auto check = [&](auto op) {
               auto solver = kronex::compile(op(kronex::kron(A, B, C)), bd, options);
-              // Without pivoting no swap crosses ranks: the solve across ranks always applies.
-              if (!pivot) BOOST_TEST(solves_across_ranks(solver.plan()) == (P > 1), solver);
+              // Without pivoting no swap crosses ranks: the solve across ranks applies, unless the
+              // lines' columns padded to the strip width make the halo larger than a block (few
+              // columns per slab on (1,P,1): 5 padded to 16 floats).
+              const bool padded = grid[1] == P && n2 % kronex::detail::strip_width<T> != 0;
+              if (!pivot && !padded) BOOST_TEST(solves_across_ranks(solver.plan()) == (P > 1), solver);
               if (solves_across_ranks(solver.plan())) BOOST_TEST(solver.exchanges() == 1u, solver);
               xt::xtensor<T, 3> expected = b;
               for (const auto& st : solver.plan().steps) {

@@ -93,9 +93,10 @@ struct compile_options {
   // ranks in turn, and only the band's few neighbouring rows travel (printed "lu_subst across
   // ranks", then a "halo" exchange), pipelined in chunks of the lines (exchange_chunks; 0:
   // distributed_split_chunks), instead of two exchanges of whole blocks. A factor whose
-  // substitution swaps rows of two ranks, or whose band wraps around the axis in its factors
-  // (periodic factors folded for size), keeps the exchanges. false: always the exchanges (for
-  // comparisons). The result is the same bits either way.
+  // substitution swaps rows of two ranks, whose band wraps around the axis in its factors
+  // (periodic factors folded for size), or whose halo would not be smaller than a block
+  // (periodic factors' corners reach every rank) keeps the exchanges. false: always the
+  // exchanges (for comparisons). The result is the same bits either way.
   bool split_solves_in_place = true;
 };
 

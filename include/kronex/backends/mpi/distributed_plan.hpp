@@ -620,8 +620,9 @@ private:
   // The solve along the grid's one split axis where its rows lie (split_solve.hpp), where it
   // applies: the grid splits one axis, not the last; its factor is a band; the host's choice for
   // the whole tensor is a substitution (not a dense inverse: the result stays the serial host's
-  // bits); the plan starts and ends in the input layout; and the substitution pipelines (no swap
-  // between two ranks' rows, no band wrapping around the axis). Sets m_split, its printed steps
+  // bits); the plan starts and ends in the input layout; the substitution pipelines (no swap
+  // between two ranks' rows, no band wrapping around the axis); and its halo is smaller than a
+  // block. Sets m_split, its printed steps
   // and its setup line. The factor is factored here, in explain() too: whether the solve
   // pipelines depends on its pivots (explain() then prints the estimates and allocates nothing).
   // The same decision on every rank.
@@ -656,6 +657,11 @@ private:
     const std::size_t chunks = d.options.exchange_chunks ? d.options.exchange_chunks : distributed_split_chunks;
     m_split = split_solve<T>::make(one.solve_program_of(0), offsets, std::size_t(m_comm->coords()[axis]), mine.extent,
                                    axis, chunks, !m_explaining);
+    // Worth it only where the halo is smaller than a block (the largest, the grid's first
+    // rank's): the exchanges send about two. Small blocks of a wide band (a periodic one's
+    // corners reach every rank) can send more in their halo than in the exchanges.
+    const double block = double(input.block(grid, std::vector<int>(grid.size(), 0)).size() * sizeof(T));
+    if (m_split && m_split->most_sent_bytes() >= block) m_split.reset();
     if (!m_split) return;
     m_split_axis = axis;
     // The whole tensor's step, on this rank's rows: the lines are the same, the rows fewer.
