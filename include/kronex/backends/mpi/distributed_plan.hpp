@@ -622,10 +622,9 @@ private:
   // the whole tensor is a substitution (not a dense inverse: the result stays the serial host's
   // bits); the plan starts and ends in the input layout; the substitution pipelines (no swap
   // between two ranks' rows, no band wrapping around the axis); and its halo is smaller than a
-  // block. Sets m_split, its printed steps
-  // and its setup line. The factor is factored here, in explain() too: whether the solve
-  // pipelines depends on its pivots (explain() then prints the estimates and allocates nothing).
-  // The same decision on every rank.
+  // block. Sets m_split, its printed steps and its setup line. The factor is factored here, in
+  // explain() too: whether the solve pipelines depends on its pivots (explain() then prints the
+  // estimates and allocates nothing). The same decision on every rank.
   void plan_split(const operator_desc<T>& d, const std::vector<int>& grid) {
     const std::size_t D = m_global.size();
     if (!d.options.split_solves_in_place || !d.inverse || !m_layouts.start.empty() || m_layouts.end_in_last) return;

@@ -63,7 +63,6 @@ public:
     split_solve s;
     s.m_program = std::move(program);
     s.m_share = std::move(*share);
-    s.m_axis = axis;
     s.m_rows = extent[axis];
     for (std::size_t k = 0; k < axis; ++k) s.m_slabs *= extent[k];
     for (std::size_t k = axis + 1; k < extent.size(); ++k) s.m_columns *= extent[k];
@@ -159,26 +158,25 @@ private:
   void allocate(bool buffers) {
     std::size_t widest = 0;
     for (const chunk& c : m_chunks) widest = std::max(widest, c.width());
-    double copied = 0;
-    for (const split_part<T>& p : m_share.parts) {
-      m_strips.emplace_back(buffers ? p.strip_rows * widest : 0, T(0));
-      for (const split_run<T>& r : p.runs) copied += 2.0 * double(r.own_rows.size());  // gathered and put back
+    double copied = 0, values = 0;  // rows copied per run; the buffers' values (allocated or not)
+    const auto buffer = [&](std::vector<T>& b, std::size_t size) {
+      values += double(size);
+      if (buffers) b.assign(size, T(0));
+    };
+    m_strips.resize(m_share.parts.size());
+    for (std::size_t i = 0; i < m_share.parts.size(); ++i) {
+      buffer(m_strips[i], m_share.parts[i].strip_rows * widest);
+      for (const split_run<T>& r : m_share.parts[i].runs) copied += 2.0 * double(r.own_rows.size());  // gathered and put back
     }
     m_outbox.resize(m_share.transfers.size() * m_chunks.size());
     for (std::size_t t = 0; t < m_share.transfers.size(); ++t) {
       if (m_share.transfers[t].sender != m_share.rank) continue;
       copied += double(m_share.transfers[t].rows.size());
       for (std::size_t c = 0; c < m_chunks.size(); ++c)
-        if (buffers) m_outbox[t * m_chunks.size() + c].assign(m_share.transfers[t].rows.size() * m_chunks[c].width(), T(0));
+        buffer(m_outbox[t * m_chunks.size() + c], m_share.transfers[t].rows.size() * m_chunks[c].width());
     }
-    if (buffers) m_tail.assign(m_rows * V, T(0));
+    buffer(m_tail, m_rows * V);
     m_copy_bytes = 2.0 * copied * double(m_slabs * m_columns * sizeof(T));
-    // What the buffers take (or would).
-    double values = double(m_rows * V);
-    for (const split_part<T>& p : m_share.parts) values += double(p.strip_rows * widest);
-    for (const split_transfer& t : m_share.transfers)
-      if (t.sender == m_share.rank)
-        for (const chunk& c : m_chunks) values += double(t.rows.size() * c.width());
     m_workspace_bytes = values * sizeof(T);
   }
 
@@ -225,7 +223,7 @@ private:
 
   std::shared_ptr<const row_program<T>> m_program;  // keeps what the pieces were cut from
   split_substitution<T> m_share;
-  std::size_t m_axis = 0, m_rows = 0, m_slabs = 1, m_columns = 1;
+  std::size_t m_rows = 0, m_slabs = 1, m_columns = 1;
   std::vector<chunk> m_chunks;
   std::vector<std::pair<std::size_t, std::size_t>> m_order;
   std::vector<std::vector<T>> m_strips, m_outbox;
