@@ -40,12 +40,7 @@
 // its block's shape; and, for a plan of two phases on a grid that splits one axis, all ranks on
 // one node, the node-shared bound (shared_x_seconds): the two phases as they would run if the
 // blocks of x lay in memory the node shares, in place, with barriers and no exchange copies (the
-// speed-up with x shared); and, for a grid that splits one axis other than the last, where the
-// split mode's program takes turns between the ranks only forward and backward (a band that is
-// not folded: not a periodic one of more than 64 points), the split-pipeline bound (split_pipeline_seconds): no exchange of blocks at all,
-// the split mode solved in place where its rows lie, rank after rank in a pipeline of K chunks
-// (--split-chunks K, default 32), only the band's neighbouring rows sent (the speed-up with the
-// split mode pipelined). A phase's local work pipelined with the exchange after it is one piece
+// speed-up with x shared). A phase's local work pipelined with the exchange after it is one piece
 // ("local + exchange, K chunks"). --transport picks how exchanges move the data
 // (compile_options::exchanges; default automatic: shared memory within a node, else subarray),
 // --chunks K the pipelining (compile_options::exchange_chunks: 1 none; default 0, automatic; it applies to
@@ -56,7 +51,7 @@
 // split mode across ranks (compile_options::split_solves_in_place: a grid that splits one axis,
 // not the last, a band that is not folded), that solve and its halo exchange are one piece
 // ("across ranks + halo, K chunks"); --split 0 makes such a plan exchange blocks instead, for
-// comparison (the split-pipeline bound then times the solve across ranks beside it).
+// comparison.
 //
 // Exit status: 0 ok; 1 a wrong result (residual above 1e-10, or a bound's result other than the
 // solve's) or an exchange that sent other than its plan predicted; 2 bad command
@@ -81,7 +76,6 @@
 #include <kronex/backends/host/host_plan.hpp>
 #include <kronex/backends/host/scattered_output.hpp>
 #include <kronex/backends/mpi/block_layout.hpp>
-#include <kronex/backends/mpi/split_substitution.hpp>
 
 #include <kronex_bench/membw.hpp>
 
@@ -103,7 +97,6 @@ struct options {
   std::size_t chunks = 0;  // compile_options::exchange_chunks
   bool fuse = true;        // compile_options::fuse_shared_exchanges
   bool references = true;  // the same-run serial references (serial_seconds)
-  std::size_t split_chunks = 32;  // the split-pipeline bound's chunks (split_pipeline_seconds)
   bool split = true;              // compile_options::split_solves_in_place
 };
 
@@ -117,16 +110,14 @@ int world_rank() {
   if (world_rank() == 0) {
     std::fprintf(error.empty() ? stdout : stderr,
                  "%s%s"
-                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport automatic|subarray|packed] [--chunks K] [--fuse 0|1] [--split 0|1] [--references 0|1] [--split-chunks K]\n"
+                 "usage: mpirun -n P %s [--n N] [--reps R] [--grid a,b,c] [--plan] [--transport automatic|subarray|packed] [--chunks K] [--fuse 0|1] [--split 0|1] [--references 0|1]\n"
                  "  defaults: N = 128, R = 15; grids from P: 1 -> (1,1,1), 2 -> (2,1,1), 4 -> (2,2,1) and "
                  "(4,1,1),\n"
                  "  in general the squarest (a,b,1) with a*b = P, plus (P,1,1) when that differs\n"
                  "  --plan prints each case's distributed plan (rank 0's view)\n"
                  "  --split 0 exchanges blocks to solve a split mode even where the plan would solve it across ranks\n"
                  "  --references 0 skips the serial solves timed after each case (rank 0 alone on n^3; every rank on its block's shape)\n"
-                 "  and the node-shared bound (the plan's phases in place in shared memory, no exchange copies)\n"
-                 "  and the split-pipeline bound (the split mode solved in place where its rows lie, rank after rank\n"
-                 "  in K chunks, default 32, only neighbouring rows sent)\n",
+                 "  and the node-shared bound (the plan's phases in place in shared memory, no exchange copies)\n",
                  error.c_str(), error.empty() ? "" : "\n", prog);
   }
   MPI_Finalize();
@@ -166,8 +157,6 @@ options parse(int argc, char** argv, int size) {
       o.fuse = parse_int(argv[0], arg, value, 0, 1) == 1;
     } else if (arg == "--split") {
       o.split = parse_int(argv[0], arg, value, 0, 1) == 1;
-    } else if (arg == "--split-chunks") {
-      o.split_chunks = std::size_t(parse_int(argv[0], arg, value, 1, 4096));
     } else if (arg == "--references") {
       o.references = parse_int(argv[0], arg, value, 0, 1) == 1;
     } else if (arg == "--grid") {
@@ -254,19 +243,11 @@ struct piece {
   bool through_mpi = true;  // an exchange through MPI messages (not shared memory)
 };
 
-struct split_bound {
-  double seconds = 0;  // median over the repeats; 0: not run
-  bool differs = false;
-  std::size_t chunks = 0;
-  double sent = 0;  // bytes the rank that sends most sends per solve
-};
-
 struct result {
   double median = 0, min = 0, sent = 0, floor = 0, residual = 0, local_max = 0;
   double alone = 0, blocks = 0, block_alone = 0;  // the same-run references (median seconds; 0 when not run)
   double shared = 0;            // ... and the node-shared bound (shared_x_seconds)
   bool shared_differs = false;  // the bound's result is not the distributed solve's
-  split_bound pipelined;        // the split-pipeline bound (split_pipeline_seconds)
   std::size_t exchanges = 0, split = 0;
   std::vector<piece> pieces;
 };
@@ -415,175 +396,6 @@ shared_bound shared_x_seconds(int reps, const kronex::banded<double>& M, const g
   return r;
 }
 
-// The split-pipeline bound (split_pipeline_seconds): the solve as it would run if the split
-// mode were solved where its rows lie, with no exchange of blocks: each rank solves the other
-// modes on its own block (host plans, in the distributed plan's order of modes), and the split
-// mode's row program (solve_program) runs in place on the rank's rows of x, rank after rank in
-// the program's order (make_split_substitution, split_substitution.hpp: segments forward on
-// ranks 0, 1, ..., backward on ..., 1, 0; before a segment its rank receives the few rows of other
-// ranks that the segment's operations read, from the rank that last wrote them; the operations
-// that read such rows run on a strip holding them and the own rows they touch, the rest in place
-// on the whole rows of x). The lines are cut into K chunks (slabs of the axes
-// before the split one, else columns of those after it) and each segment runs chunk by chunk,
-// sending each chunk's rows as soon as they are final, so that the next rank starts on a chunk
-// while this one goes on with the next: the ranks work in a pipeline. Every operation computes
-// what it computes in the serial program, on the same values. It runs on grids that split one
-// axis other than the last (the rows of the split mode are then whole rows of x, R values
-// apart, R a multiple of the kernels' strip width) where the program's swaps stay within a
-// rank's rows; `x` is the distributed solve's result, which the bound's must equal to 1e-12.
-
-split_bound split_pipeline_seconds(int reps, const kronex::banded<double>& M, const grid3& grid,
-                                   const kronex::plan_description& plan,
-                                   const kronex::distributed_tensor<double, 3>& b,
-                                   const kronex::distributed_tensor<double, 3>& x, std::size_t want_chunks) {
-  constexpr std::size_t V = kronex::detail::strip_width<double>;
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  std::size_t split = 3, splits = 0;
-  for (std::size_t k = 0; k < 3; ++k)
-    if (grid[k] > 1) split = k, ++splits;
-  std::vector<std::size_t> order;  // the modes in the order the plan solves them
-  for (const auto& st : plan.steps)
-    if (kronex::kind_of(st) == kronex::step_kind::solve) order.push_back(kronex::step_info(st).mode);
-  const std::size_t n = M.size(), P = std::size_t(size), me = std::size_t(world_rank());
-  if (splits != 1 || split == 2 || order.size() != 3 || n < P) return {};
-  auto extent = [&](std::size_t q) { return kronex::detail::block_range(n, P, q).size(); };
-  auto offset = [&](std::size_t q) { return kronex::detail::block_range(n, P, q).begin; };
-
-  kronex::shape_t own{n, n, n};
-  own[split] = extent(me);
-  std::size_t L = 1, R = 1;
-  for (std::size_t k = 0; k < split; ++k) L *= own[k];
-  for (std::size_t k = split + 1; k < 3; ++k) R *= own[k];
-  const std::size_t m = own[split], off = offset(me);
-  if (R % V != 0) return {};
-
-  // This rank's share of the split mode's substitution (split_substitution.hpp).
-  const auto d = kronex::kron(M, M, M).inverse().template describe<double>();
-  const auto p = kronex::detail::solve_program(kronex::detail::factorize(d.factors[split], split), kronex::op::none);
-  std::vector<std::size_t> offsets;
-  for (std::size_t q = 0; q <= P; ++q) offsets.push_back(offset(q));
-  const auto share = kronex::detail::make_split_substitution(p, offsets, me);
-  if (!share) return {};  // the same on every rank
-  const auto& transfers = share->transfers;
-  const auto& mine = share->parts;
-
-  // The chunks: ranges of the L slabs, or of the R / V column blocks when there are too few slabs.
-  struct chunk {
-    std::size_t l0, l1, c0, c1;
-    std::size_t width() const { return (l1 - l0) * (c1 - c0); }
-  };
-  std::vector<chunk> chunks;
-  const std::size_t K = std::max<std::size_t>(1, want_chunks);
-  if (L >= K) {
-    for (std::size_t c = 0; c < K; ++c) chunks.push_back({L * c / K, L * (c + 1) / K, 0, R});
-  } else {
-    const std::size_t blocks = R / V, k = std::min(K, blocks);
-    for (std::size_t c = 0; c < k; ++c) chunks.push_back({0, L, blocks * c / k * V, blocks * (c + 1) / k * V});
-  }
-  std::size_t widest = 0;
-  for (const chunk& c : chunks) widest = std::max(widest, c.width());
-
-  const auto at_split = std::find(order.begin(), order.end(), split);
-  const std::vector<std::size_t> before(order.begin(), at_split), after(at_split + 1, order.end());
-  auto mask = [](const std::vector<std::size_t>& modes) {
-    int bits = 0;
-    for (std::size_t k : modes) bits |= 1 << k;
-    return bits;
-  };
-  auto plan_before = modes_plan(M, mask(before), own);
-  auto plan_after = modes_plan(M, mask(after), own);
-  // Modes solved after the split one that act within a slab (axes after it) run chunk by chunk
-  // when the chunks are slabs: right after the rank's last segment on the chunk, in cache.
-  bool after_per_chunk = !after.empty() && chunks.front().c1 - chunks.front().c0 == R;
-  for (std::size_t k : after) after_per_chunk = after_per_chunk && k > split;
-  std::map<std::size_t, kronex::detail::host_plan<double>> chunk_plans;  // by the chunk's slabs
-  if (after_per_chunk)
-    for (const chunk& c : chunks) {
-      kronex::shape_t shape = own;
-      shape[0] = c.l1 - c.l0;  // the split axis is 1 here: slabs are along axis 0
-      if (!chunk_plans.count(shape[0])) chunk_plans.emplace(shape[0], modes_plan(M, mask(after), shape));
-    }
-
-  std::vector<double> xs(kronex::detail::product(own));
-  std::vector<std::vector<double>> strips(mine.size());
-  for (std::size_t i = 0; i < mine.size(); ++i) strips[i].resize(mine[i].strip_rows * widest);
-  std::vector<std::vector<double>> outbox(transfers.size() * chunks.size());
-  std::vector<MPI_Request> sends;
-  double sent = 0;
-  for (std::size_t t = 0; t < transfers.size(); ++t)
-    if (transfers[t].sender == me)
-      for (std::size_t c = 0; c < chunks.size(); ++c) {
-        outbox[t * chunks.size() + c].resize(transfers[t].rows.size() * chunks[c].width());
-        sent += double(transfers[t].rows.size() * chunks[c].width() * sizeof(double));
-      }
-  // Row g's values in chunk c, (l1 - l0) runs of c1 - c0, to or from `strip_row`.
-  auto move_row = [&](std::size_t g, const chunk& c, double* strip_row, bool gather) {
-    const std::size_t w = c.c1 - c.c0;
-    for (std::size_t l = c.l0; l < c.l1; ++l) {
-      double* row = xs.data() + (l * m + (g - off)) * R + c.c0;
-      double* s = strip_row + (l - c.l0) * w;
-      if (gather) std::copy_n(row, w, s);
-      else std::copy_n(s, w, row);
-    }
-  };
-  kronex::detail::prefetch_stream none;
-  auto send_chunk = [&](long from, std::size_t c) {
-    for (std::size_t t = 0; t < transfers.size(); ++t) {
-      if (transfers[t].sender != me || transfers[t].from != from) continue;
-      std::vector<double>& box = outbox[t * chunks.size() + c];
-      const std::size_t w = chunks[c].width();
-      for (std::size_t i = 0; i < transfers[t].rows.size(); ++i) move_row(transfers[t].rows[i], chunks[c], box.data() + i * w, true);
-      sends.emplace_back();
-      MPI_Isend(box.data(), int(box.size()), MPI_DOUBLE, int(share->segments[transfers[t].to].owner), int(t * chunks.size() + c),
-                MPI_COMM_WORLD, &sends.back());
-    }
-  };
-  const auto items = share->order(chunks.size());
-  auto solve = [&] {
-    if (before.empty()) std::copy_n(b.local().data(), xs.size(), xs.data());
-    else plan_before.run(b.local().data(), xs.data());
-    sends.clear();
-    sends.reserve(outbox.size());
-    for (std::size_t c = 0; c < chunks.size(); ++c) send_chunk(-1, c);
-    for (const auto& [i, c] : items) {
-      const auto& s = mine[i];
-      double* strip = strips[i].data();
-      const chunk& ch = chunks[c];
-      const std::size_t w = ch.width();
-      for (std::size_t t = 0; t < transfers.size(); ++t)
-        if (transfers[t].to == s.segment)
-          MPI_Recv(strip + transfers[t].at * w, int(transfers[t].rows.size() * w), MPI_DOUBLE, int(transfers[t].sender),
-                   int(t * chunks.size() + c), MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      for (const auto& r : s.runs) {
-        if (r.on_strip) {
-          for (std::size_t k = 0; k < r.own_rows.size(); ++k) move_row(r.own_rows[k], ch, strip + r.strip_rows[k] * w, true);
-          kronex::detail::run_solve_rows(r.program, 0, r.program.ops.size(), strip, w / V, w, none);
-          for (std::size_t k = 0; k < r.own_rows.size(); ++k) move_row(r.own_rows[k], ch, strip + r.strip_rows[k] * w, false);
-        } else {
-          for (std::size_t l = ch.l0; l < ch.l1; ++l)
-            kronex::detail::run_solve_rows(r.program, 0, r.program.ops.size(), xs.data() + l * m * R + ch.c0, (ch.c1 - ch.c0) / V,
-                                           R, none);
-        }
-      }
-      send_chunk(long(s.segment), c);
-      if (after_per_chunk && i + 1 == mine.size()) {
-        double* slabs = xs.data() + ch.l0 * m * R;
-        chunk_plans.at(ch.l1 - ch.l0).run(slabs, slabs);
-      }
-    }
-    MPI_Waitall(int(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
-    if (!after.empty() && !after_per_chunk) plan_after.run(xs.data(), xs.data());
-  };
-  solve();  // warm-up
-  split_bound r;
-  r.chunks = chunks.size();
-  r.sent = max_over_ranks(sent);
-  r.seconds = sorted_seconds(reps, solve)[std::size_t(reps) / 2];
-  r.differs = differs_from_solve(xs.data(), x);
-  return r;
-}
-
 result run_case(const options& o, const grid3& grid, kronex::boundary bc, double bw_rank) {
   const std::size_t n = o.n;
   const auto M = kronex::gallery::bspline_mass<double>(n, degree, bc);
@@ -695,7 +507,6 @@ result run_case(const options& o, const grid3& grid, kronex::boundary bc, double
     const shared_bound sb = shared_x_seconds(o.reps, M, grid, solver.plan(), b, x);
     r.shared = sb.seconds;
     r.shared_differs = sb.differs;
-    r.pipelined = split_pipeline_seconds(o.reps, M, grid, solver.plan(), b, x, o.split_chunks);
   }
   return r;
 }
@@ -747,7 +558,7 @@ int main(int argc, char** argv) {
   for (const grid3& grid : o.grids) {
     for (const auto bc : {kronex::boundary::clamped, kronex::boundary::periodic}) {
       const result r = run_case(o, grid, bc, bw);
-      bool ok = r.residual <= 1e-10 && !r.shared_differs && !r.pipelined.differs;
+      bool ok = r.residual <= 1e-10 && !r.shared_differs;
       for (const piece& pc : r.pieces)
         ok = ok && (!pc.exchange || (pc.measured_bytes == pc.sent_bytes && pc.measured_messages == pc.planned_messages));
       if (!ok) status = 1;
@@ -782,12 +593,6 @@ int main(int argc, char** argv) {
           if (r.shared > 0)
             std::printf("    %-52s %9.3f ms  speed-up with x shared: %.2fx%s\n", "node-shared x, in place, barriers only",
                         r.shared * 1e3, r.alone / r.shared, r.shared_differs ? "  RESULT DIFFERS" : "");
-          if (r.pipelined.seconds > 0) {
-            const std::string what = "split mode pipelined in place, " + std::to_string(r.pipelined.chunks) + " chunks";
-            std::printf("    %-52s %9.3f ms  speed-up with the split mode pipelined: %.2fx  (%.3fM sent)%s\n", what.c_str(),
-                        r.pipelined.seconds * 1e3, r.alone / r.pipelined.seconds, r.pipelined.sent * 1e-6,
-                        r.pipelined.differs ? "  RESULT DIFFERS" : "");
-          }
         }
       }
     }
