@@ -26,12 +26,12 @@
 //    block is solved late is waited for, and so is a rank that reads the peers' blocks late (its
 //    barriers delayed through the MPI profiling interface): no rank writes a block a peer still
 //    reads; a copy long enough to stream gives the same bits;
-//  - a split mode solved across ranks (one split axis, not the last, a band): the serial host's
-//    bits in the plan's order for every value type, solve and adjoint solve, bands with and
-//    without pivoting, uneven splits, 1 to 40 chunks, in place too; a halo of only the band's
-//    neighbouring rows, as planned and as time_steps() counts it; the exchanges where it does not
-//    apply (a split last axis, a folded periodic band, dense inverses, two split axes, the option
-//    off); a singular split factor throws on every rank;
+//  - a split mode solved across ranks (one split axis, a band; on a split last axis the mode
+//    before it run chunk by chunk with it): the serial host's bits in the plan's order for every
+//    value type, solve and adjoint solve, bands with and without pivoting, uneven splits, 1 to 40
+//    chunks, in place too; a halo of only the band's neighbouring rows, as planned and as
+//    time_steps() counts it; the exchanges where it does not apply (a folded periodic band, dense
+//    inverses, two split axes, the option off); a singular split factor throws on every rank;
 //  - collective errors: a grid of another size, a global shape that does not match the factors,
 //    a factor singular on one rank only (that rank throws singular_factor, the others an error
 //    naming it); an input or output of another global shape or grid passed to operator()
@@ -859,7 +859,7 @@ BOOST_AUTO_TEST_CASE(exchanges_within_a_node) {
     BOOST_TEST(reads_of(kronex::kron(A, B, kronex::identity(7)).inverse(), {1, P, 1}) == (std::vector<bool>{false, false}));
     BOOST_TEST(reads_of(K, {1, P, 1}) == (std::vector<bool>{true, false}));
     BOOST_TEST(reads_of(K, {1, 1, P}) == (std::vector<bool>{true, false}));
-    BOOST_TEST(phase_solving(kronex::compile(K, distribute(b3, {1, 1, P})).plan(), 1) == 1);
+    BOOST_TEST(phase_solving(kronex::compile(K, distribute(b3, {1, 1, P}), exchanging()).plan(), 1) == 1);
   }
   // Pushed, then pulled.
   const auto b2 = random_tensor<T, 2>({9, 8});
@@ -1006,31 +1006,37 @@ bool solves_across_ranks(const kronex::plan_description& plan) {
   return false;
 }
 
-// A grid that splits one axis, not the last, whose factor there is a band solved by
+// A grid that splits one axis, whose factor there is a band solved by
 // substitution: the other modes are solved on each rank's block, then that mode where its rows
 // lie, the ranks in turn, with one halo exchange (exchanges() = 1) and no exchange of blocks.
 // The result is the serial host's to the bit, the modes in the plan's order, for every value
 // type, solve and adjoint solve, bands with and without pivoting, uneven
 // splits, lines whose count is a multiple of the kernels' strip width and lines whose count is
 // not (the rest through a strip), chunks of slabs (split axis 1) and of columns (axis 0), from 1
-// to 40 chunks, out of place and in place.
+// to 40 chunks, out of place and in place. On a split last axis (axis 2) mode 1 runs chunk by
+// chunk before it, in chunks of slabs of axis 0 (padded strips: 7 or 3 lines each); with 40
+// chunks, more than the slabs, mode 1 stays in phase 0 and the chunks are runs of strips of lines.
 template <class T>
 void check_across_ranks() {
   const int P = world_size();
   const std::size_t p = std::size_t(P);
   for (const std::size_t n2 : {std::size_t(5), std::size_t(16)})
-    for (const bool pivot : {false, true}) {
-      const std::array<std::size_t, 3> shape{12 * p + 1, 12 * p + 3, n2};
-      const auto A = band<T>(shape[0], 1, 2, boundary::clamped, pivot);
-      const auto B = band<T>(shape[1], 2, 1, boundary::clamped, pivot);
-      const auto C = band<T>(n2, 1, 1, boundary::clamped);
-      const auto I0 = kronex::identity(shape[0]);
-      const auto I1 = kronex::identity(shape[1]);
-      const auto I2 = kronex::identity(n2);
-      const xt::xtensor<T, 3> b = random_tensor<T, 3>(shape);
-      kronex::compile_options subst;
-      subst.solves = kronex::solve_method::substitution;
-      for (const std::array<int, 3>& grid : {std::array<int, 3>{P, 1, 1}, {1, P, 1}})
+    for (const bool pivot : {false, true})
+      for (const std::array<int, 3>& grid : {std::array<int, 3>{P, 1, 1}, {1, P, 1}, {1, 1, P}}) {
+        // A split last axis: 5 slabs of 7 lines (7 per chunk, or 35, padded to the strip width), or
+        // 16 of 3.
+        const bool last = grid[2] == P;
+        const std::array<std::size_t, 3> shape = last ? std::array<std::size_t, 3>{n2, n2 == 5 ? std::size_t(7) : std::size_t(3), 12 * p + 5}
+                                                      : std::array<std::size_t, 3>{12 * p + 1, 12 * p + 3, n2};
+        const auto A = band<T>(shape[0], 1, 2, boundary::clamped, pivot);
+        const auto B = band<T>(shape[1], 2, 1, boundary::clamped, pivot);
+        const auto C = band<T>(shape[2], 1, 1, boundary::clamped, last && pivot);
+        const auto I0 = kronex::identity(shape[0]);
+        const auto I1 = kronex::identity(shape[1]);
+        const auto I2 = kronex::identity(shape[2]);
+        const xt::xtensor<T, 3> b = random_tensor<T, 3>(shape);
+        kronex::compile_options subst;
+        subst.solves = kronex::solve_method::substitution;
         for (const std::size_t chunks : {std::size_t(0), std::size_t(1), std::size_t(3), std::size_t(40)})
           BOOST_TEST_CONTEXT(grid_text(grid) << ", n2 " << n2 << (pivot ? ", pivoting" : "") << ", chunks " << chunks) {
             kronex::compile_options options = subst;
@@ -1073,8 +1079,9 @@ BOOST_AUTO_TEST_CASE(split_modes_solved_across_ranks) {
 // The halo carries only the rows the band reads across a boundary: for a tridiagonal factor
 // without pivoting, one row each way per inner boundary, so the rank that sends most (an inner
 // one when P > 2) sends 2 rows of every line, one message per row and chunk; the plan predicts
-// it and time_steps() counts it. (A halo carrying whole blocks, or every row, fails.) The solve
-// across ranks does not apply, and blocks are exchanged, on a split last axis, with a periodic
+// it and time_steps() counts it. (A halo carrying whole blocks, or every row, fails.) On a split
+// last axis the mode before it is printed fused with it, and the halo is the band's rows of each
+// chunk's lines. The solve across ranks does not apply, and blocks are exchanged, with a periodic
 // band folded for size (every operation alternates between the ends of the axis), with dense
 // inverses, on a grid that splits two axes, and with split_solves_in_place = false; a singular
 // factor on the split axis throws singular_factor naming its mode on every rank. An operator with
@@ -1122,8 +1129,32 @@ BOOST_AUTO_TEST_CASE(halo_bytes_and_where_it_applies) {
   BOOST_TEST(applies(K, bd, automatic));
   BOOST_TEST(!applies(K, bd, dense));
   BOOST_TEST(!applies(K, bd, off));
-  const auto C3 = band<T>(3 * p + 1, 1, 1, boundary::clamped);
-  BOOST_TEST(!applies(kronex::kron(B, C, C3).inverse(), distribute(random_tensor<T, 3>({4, 16, 3 * p + 1}), {1, 1, P}), automatic));
+  // A split last axis: mode 1 runs slab by slab right before it ("fused with" it), a chunk per
+  // slab of axis 0, and its halo holds the band's rows of the chunk's 16 lines (two strips).
+  {
+    const auto C3 = band<T>(3 * p + 1, 1, 1, boundary::clamped);
+    const auto L = kronex::kron(B, C, C3);
+    const xt::xtensor<T, 3> b_last = random_tensor<T, 3>({4, 16, 3 * p + 1});
+    const auto bl = distribute(b_last, {1, 1, P});
+    auto last = kronex::compile(L.inverse(), bl);
+    const auto& st = last.plan().steps;
+    BOOST_TEST_REQUIRE(st.size() == 4u, last);
+    const auto* before = std::get_if<kronex::lu_subst_step>(&st[1]);
+    const auto* across_last = std::get_if<kronex::lu_subst_step>(&st[2]);
+    const auto* halo_last = std::get_if<kronex::exchange_step>(&st[3]);
+    BOOST_TEST_REQUIRE((before && before->mode == 1u && before->fused_with_next && !before->across_ranks), last);
+    BOOST_TEST_REQUIRE((across_last && across_last->mode == 2u && across_last->across_ranks), last);
+    BOOST_TEST_REQUIRE((halo_last && halo_last->how == kronex::exchange_step::method::halo), last);
+    BOOST_TEST(halo_last->chunks == 4u, last);
+    BOOST_TEST(halo_last->message_bytes == double(rows * 4 * 16 * sizeof(T)), last);
+    BOOST_TEST(last.exchanges() == 1u);
+    auto xl = kronex::distributed_tensor<T, 3>::like(bl);
+    const auto timed = last.time_steps(bl, xl);
+    BOOST_TEST_REQUIRE(timed.size() == 2u);
+    BOOST_TEST((timed[1].first == 1u && timed[1].count == 3u));
+    BOOST_TEST(kronex_test::max_over_ranks(timed[1].sent_bytes) == halo_last->message_bytes);
+    BOOST_TEST(block_error(xl, xt::xtensor<T, 3>(L.solve(b_last))) <= 1e-12);
+  }
   const auto folded = band<T>(65 + p, 1, 1, boundary::periodic);
   BOOST_TEST(!applies(kronex::kron(folded, B, C).inverse(), distribute(random_tensor<T, 3>({65 + p, 4, 16}), {P, 1, 1}),
                       automatic));

@@ -87,12 +87,13 @@ struct compile_options {
   // first (one more pass over the block; for comparisons). The result is the same bits either way.
   bool fuse_shared_exchanges = true;
 
-  // Distributed plans, host ranks: a grid that splits one axis, not the last, whose factor there
-  // is a band solved by substitution (the host's choice for the whole tensor) runs that solve
-  // where the rows lie: each rank runs its share of the substitution in place on its block, the
-  // ranks in turn, and only the band's few neighbouring rows travel (printed "lu_subst across
-  // ranks", then a "halo" exchange), pipelined in chunks of the lines (exchange_chunks; 0:
-  // distributed_split_chunks), instead of two exchanges of whole blocks. A factor whose
+  // Distributed plans, host ranks: a grid that splits one axis whose factor there is a band
+  // solved by substitution (the host's choice for the whole tensor) runs that solve where the
+  // rows lie: each rank runs its share of the substitution in place on its block, the ranks in
+  // turn, and only the band's few neighbouring rows travel (printed "lu_subst across ranks", then
+  // a "halo" exchange), pipelined in chunks of the lines (exchange_chunks; 0:
+  // distributed_split_chunks, or on a split last axis whose previous mode runs chunk by chunk
+  // with it, a chunk per slab of that mode's axis), instead of two exchanges of whole blocks. A factor whose
   // substitution swaps rows of two ranks, whose band wraps around the axis in its factors
   // (periodic factors folded for size), or whose halo would not be smaller than a block
   // (periodic factors' corners reach every rank) keeps the exchanges. false: always the

@@ -366,6 +366,9 @@ public:
   // operations give their bits (where a library compiles the plans, its instantiation of them,
   // whatever the caller's compiler flags).
   static void solve_rows(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride);
+  // Program p in place on `blocks` strips of V columns, rows `stride` apart, strips `gap` apart
+  // (run_solve_blocks: the last mode's gathered strips, two chains in flight).
+  static void solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride, std::size_t gap);
 
   // x = plan(b) on C-order arrays of shape(); x may equal b.
   void run(const T* b, T* x);
@@ -954,6 +957,12 @@ template <class T>
 void host_plan<T>::solve_rows(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride) {
   prefetch_stream none;
   run_solve_rows(p, 0, p.ops.size(), base, blocks, stride, none);
+}
+
+template <class T>
+void host_plan<T>::solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride, std::size_t gap) {
+  prefetch_stream none;
+  run_solve_blocks(p, base, blocks, stride, gap, none);
 }
 
 template <class T>

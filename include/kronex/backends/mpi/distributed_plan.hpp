@@ -310,7 +310,7 @@ private:
       m_split->run(x);
       m_sent_messages = m_split->messages();
       m_sent_bytes = m_split->sent_bytes();
-      timed(m_split_step_index, 2, true);
+      timed(m_split_step_index, 2 + m_split_before.size(), true);
     }
     failure.run([&] { m_ranks.synchronize(); });
     failure.agree(m_comm->get());
@@ -618,13 +618,14 @@ private:
   }
 
   // The solve along the grid's one split axis where its rows lie (split_solve.hpp), where it
-  // applies: the grid splits one axis, not the last; its factor is a band; the host's choice for
-  // the whole tensor is a substitution (not a dense inverse: the result stays the serial host's
-  // bits); the plan starts and ends in the input layout; the substitution pipelines (no swap
-  // between two ranks' rows, no band wrapping around the axis); and its halo is smaller than a
-  // block. Sets m_split, its printed steps and its setup line. The factor is factored here, in
-  // explain() too: whether the solve pipelines depends on its pivots (explain() then prints the
-  // estimates and allocates nothing). The same decision on every rank.
+  // applies: the grid splits one axis; its factor is a band; the host's choice for the whole
+  // tensor is a substitution (not a dense inverse: the result stays the serial host's bits); the
+  // plan starts and ends in the input layout; the substitution pipelines (no swap between two
+  // ranks' rows, no band wrapping around the axis); and its halo is smaller than a block. On a
+  // split last axis, the mode the host would solve before it on the axis before it runs chunk
+  // by chunk with it (attached_modes). Sets m_split, its printed steps and its setup lines. The
+  // factor is factored here, in explain() too: whether the solve pipelines depends on its pivots
+  // (explain() then prints the estimates and allocates nothing). The same decision on every rank.
   void plan_split(const operator_desc<T>& d, const std::vector<int>& grid) {
     const std::size_t D = m_global.size();
     if (!d.options.split_solves_in_place || !d.inverse || !m_layouts.start.empty() || m_layouts.end_in_last) return;
@@ -634,7 +635,7 @@ private:
       if (axis != npos) return;
       axis = k;
     }
-    if (axis == npos || axis + 1 >= D || d.factors[axis].kind != factor_kind::banded) return;
+    if (axis == npos || d.factors[axis].kind != factor_kind::banded) return;
     const plan_description whole = host_plan<T>::explain(mode_alone(d, axis, m_global), m_global);
     if (whole.steps.size() != 1 || !std::holds_alternative<lu_subst_step>(whole.steps.front())) return;
     // The program, from a plan of one line (factored here, or taken from the options' store).
@@ -653,9 +654,20 @@ private:
     }
     offsets.push_back(m_global[axis]);
     const box mine = input.block(grid, m_comm->coords());
-    const std::size_t chunks = d.options.exchange_chunks ? d.options.exchange_chunks : distributed_split_chunks;
+    std::size_t chunks = d.options.exchange_chunks;
+    const std::vector<std::size_t> attached = attached_modes(d, axis, mine.extent, std::max<std::size_t>(chunks, 1));
+    // Where a mode is attached, a chunk per slab of the axis before the split one (the smaller
+    // the chunk, the more of it stays in cache between its turns: measured, performance.md), or
+    // per few slabs where one holds fewer lines than a strip (the rest of a strip is padding,
+    // sent in the halo too); else the default.
+    if (chunks == 0 && attached.empty()) chunks = distributed_split_chunks;
+    if (chunks == 0) {
+      const std::size_t slabs = product(shape_t(mine.extent.begin(), mine.extent.begin() + long(axis - 1)));
+      const std::size_t lines = mine.extent[axis - 1], per = (strip_width<T> + lines - 1) / lines;
+      chunks = std::max<std::size_t>(1, slabs / per);
+    }
     m_split = split_solve<T>::make(one.solve_program_of(0), offsets, std::size_t(m_comm->coords()[axis]), mine.extent,
-                                   axis, chunks, !m_explaining);
+                                   axis, chunks, !m_explaining, attached.empty() ? axis : axis - 1);
     // Worth it only where the halo is smaller than a block (the largest, the grid's first
     // rank's): the exchanges send about two. Small blocks of a wide band (a periodic one's
     // corners reach every rank) can send more in their halo than in the exchanges.
@@ -674,9 +686,12 @@ private:
     m_split_step.across_ranks = true;
     // explain() prints the estimates, as for every other factor.
     const plan_description& setup = m_explaining ? whole : one.description();
-    m_split_setup = setup.setup[axis];
-    m_split_setup.result += "  (across ranks)";
+    m_split_setup.clear();
+    m_split_setup.emplace_back(axis, setup.setup[axis]);
+    m_split_setup.back().second.result += "  (across ranks)";
     m_split_factor_bytes = setup.factor_bytes;
+    m_split_before.clear();
+    if (!attached.empty() && m_split->attachable()) attach_modes(d, attached, mine.extent);
     exchange_step& h = m_split_exchange;
     h = exchange_step{};
     h.how = exchange_step::method::halo;
@@ -690,15 +705,86 @@ private:
     h.bytes = m_split->copy_bytes();
   }
 
-  // The operator of mode k alone (identities of these extents elsewhere).
-  static operator_desc<T> mode_alone(const operator_desc<T>& d, std::size_t k, const shape_t& extent) {
+  // The mode that can run chunk by chunk with the solve across ranks of `axis` on this rank's
+  // block `extent`, before it (the host's order of modes): on a split last axis, that of the
+  // axis before it, where phase 0 would solve it by substitution (the same bits run chunk by
+  // chunk), with enough slabs before it for `chunks` chunks, and no diagonal factor anywhere
+  // (the scales keep their place before the modes). Modes after a split axis that is not the
+  // last could run chunk by chunk after it the same way, but measured slower than in a pass of
+  // their own (performance.md). The same answer on every rank (the extents of the other axes
+  // are the same).
+  std::vector<std::size_t> attached_modes(const operator_desc<T>& d, std::size_t axis, const shape_t& extent,
+                                          std::size_t chunks) const {
+    const std::size_t D = extent.size();
+    for (const factor_view<T>& f : d.factors)
+      if (f.kind == factor_kind::diagonal) return {};
+    if (axis + 1 != D || axis < 2 || product(shape_t(extent.begin(), extent.begin() + long(axis - 1))) < chunks) return {};
+    const std::vector<std::size_t>& solved = m_phases[0].modes;
+    std::vector<std::size_t> modes;
+    for (const std::size_t k : solved)
+      if (k == axis - 1) modes.push_back(k);
+    if (modes.empty()) return {};
+    std::vector<std::size_t> others;
+    for (const std::size_t k : solved)
+      if (k != axis) others.push_back(k);
+    const plan_description p = host_plan<T>::explain(modes_alone(d, others, extent), extent);
+    for (const step& st : p.steps) {
+      if (kind_of(st) != step_kind::solve) continue;
+      const bool here = std::find(modes.begin(), modes.end(), step_info(st).mode) != modes.end();
+      if (here && !std::holds_alternative<lu_subst_step>(st)) return {};
+    }
+    return modes;
+  }
+
+  // Runs `modes` chunk by chunk before the solve across ranks: host plans of them on each chunk's
+  // part of the block, by substitution on one thread, sharing the factors; phase 0 no longer
+  // solves them. Their printed steps are those of the rank's whole block, fused with the solve
+  // across ranks: as in a fused pair, the block is moved once, read by the first and written by
+  // the solve across ranks (a block's bytes each).
+  void attach_modes(const operator_desc<T>& d, const std::vector<std::size_t>& modes, const shape_t& extent) {
+    operator_desc<T> only = modes_alone(d, modes, extent);
+    only.options.solves = solve_method::substitution;
+    only.options.threads = 1;
+    if (!only.options.store) only.options.store = std::make_shared<factor_store>();
+    plan_description p = host_plan<T>::explain(only, extent);
+    if (!m_explaining) {
+      m_split->attach([&](const shape_t& e) {
+        operator_desc<T> on_chunk = only;  // the identities take the chunk's extents
+        for (std::size_t j = 0; j < e.size(); ++j)
+          if (on_chunk.factors[j].kind == factor_kind::identity) on_chunk.factors[j].n = e[j];
+        return std::make_unique<host_plan<T>>(on_chunk, e);
+      });
+      p.setup = m_split->attached_setup();
+    }
+    m_split_factor_bytes += p.factor_bytes;
+    const double block = double(product(extent) * sizeof(T));
+    m_split_step.bytes = block;
+    for (step st : p.steps) {
+      if (kind_of(st) != step_kind::solve) continue;
+      lu_subst_step& l = std::get<lu_subst_step>(st);
+      l.bytes = block;
+      l.model_subst_s = l.model_gemm_s = -1;
+      l.fused_with_next = true;
+      m_split_before.push_back(st);
+    }
+    for (const std::size_t k : modes) {
+      m_split_setup.emplace_back(k, p.setup[k]);
+      m_split_setup.back().second.result += "  (with the solve across ranks)";
+      auto& solved = m_phases[0].modes;
+      solved.erase(std::find(solved.begin(), solved.end(), k));
+    }
+  }
+
+  // The operator of `modes` alone (identities of these extents elsewhere).
+  static operator_desc<T> modes_alone(const operator_desc<T>& d, const std::vector<std::size_t>& modes,
+                                      const shape_t& extent) {
     operator_desc<T> alone;
     alone.trans = d.trans;
     alone.inverse = d.inverse;
     alone.options = d.options;
     for (std::size_t j = 0; j < d.factors.size(); ++j) {
       factor_view<T> f = d.factors[j];
-      if (j != k) {
+      if (std::find(modes.begin(), modes.end(), j) == modes.end()) {
         f = factor_view<T>{};
         f.kind = factor_kind::identity;
         f.n = extent[j];
@@ -706,6 +792,11 @@ private:
       alone.factors.push_back(f);
     }
     return alone;
+  }
+
+  // The operator of mode k alone (identities of these extents elsewhere).
+  static operator_desc<T> mode_alone(const operator_desc<T>& d, std::size_t k, const shape_t& extent) {
+    return modes_alone(d, {k}, extent);
   }
 
   // Instantiation of the local work: each phase's local plan is compiled on this rank's block
@@ -912,13 +1003,15 @@ private:
     compose_split();
   }
 
-  // The solve across ranks last, then its halo exchange.
+  // The solve across ranks last (after the modes run chunk by chunk before it), then its halo
+  // exchange.
   void compose_split() {
     if (!m_split) return;
     m_split_step_index = m_desc.steps.size();
+    for (const step& st : m_split_before) m_desc.steps.push_back(st);
     m_desc.steps.push_back(m_split_step);
     m_desc.steps.push_back(m_split_exchange);
-    m_desc.setup[m_split_axis] = m_split_setup;
+    for (const auto& [k, setup] : m_split_setup) m_desc.setup[k] = setup;
     m_desc.workspace_bytes += std::size_t(m_split->workspace_bytes());
     m_desc.factor_bytes += m_split_factor_bytes;
   }
@@ -1345,8 +1438,9 @@ private:
   std::optional<split_solve<T>> m_split;
   std::size_t m_split_axis = npos;
   lu_subst_step m_split_step;
+  std::vector<step> m_split_before;  // modes run chunk by chunk before it
   exchange_step m_split_exchange;
-  factor_setup m_split_setup;
+  std::vector<std::pair<std::size_t, factor_setup>> m_split_setup;  // the setup lines of its modes
   std::size_t m_split_factor_bytes = 0;
   std::size_t m_split_step_index = 0;
   bool m_explaining = false;  // explain(): plan only

@@ -10,11 +10,21 @@
 // order, and runs on the host plans' kernels (host_plan::solve_rows), so the result is the serial
 // host's to the bit.
 //
-// The split axis must not be the last one: its rows are then whole rows of the block, R values
-// apart (R: the product of the extents after it), which the kernels take V = strip_width<T>
-// columns at a time; columns beyond a multiple of V go through a strip of V columns. Operations
-// that read received rows run on a strip holding those rows and the own rows they touch, whose
-// rows are each chunk's values in slab order, each slab's columns padded to a multiple of V.
+// Where the split axis is not the last one, its rows are whole rows of the block, R values apart
+// (R: the product of the extents after it), which the kernels take V = strip_width<T> columns at
+// a time; columns beyond a multiple of V go through a strip of V columns. Where it is the last
+// one, its lines are contiguous, as in the host plans' last-mode steps, and are solved as those
+// are: V lines at a time transposed into a strip of the chunk's panel (on the rank's first turn
+// on the chunk), solved there two strips at a time while in L1 (host_plan::solve_blocks), and
+// transposed back after the rank's last turn; between turns the strips wait in the panel.
+// Operations that read received rows run on a strip holding those rows and the own rows they
+// touch, whose rows are each chunk's values in slab order, each slab's columns padded to a
+// multiple of V (on the last axis: the chunk's lines, padded to a multiple of V).
+//
+// On the last axis, the mode of the axis before it (solved before it) can run chunk by chunk too
+// (attach()): on each chunk's slabs right before the rank's first turn on them, by a host plan of
+// that mode on the chunk's part of the block, so that the chunk is read from memory once for
+// both. A chunk is then a range of the index over the axes before `cut` (that mode's axis).
 #include <algorithm>
 #include <climits>
 #include <cstddef>
@@ -27,6 +37,7 @@
 
 #include "../../core/error.hpp"
 #include "../host/host_plan.hpp"
+#include "../host/tiles.hpp"  // panel_walk::move_strip
 #include "mpi_support.hpp"
 #include "split_substitution.hpp"
 
@@ -37,39 +48,91 @@ class split_solve {
   static constexpr std::size_t V = strip_width<T>;
 
 public:
-  // Lines of the block: slabs [l0, l1) of the axes before the split one, columns [c0, c1) of the
-  // axes after it. A strip holds each of its rows as `width()` values: per slab, the columns
-  // padded to a multiple of V.
+  // Lines of the block: units [l0, l1) of the index over the axes before `cut` (slabs of the
+  // axes before the split one where cut is the split axis), columns [c0, c1) of the axes after
+  // the split one. A strip holds each of its rows as `width()` values: per slab, the columns
+  // padded to a multiple of V; on the last axis, the chunk's lines padded to a multiple of V.
   struct chunk {
-    std::size_t l0 = 0, l1 = 0, c0 = 0, c1 = 0;
+    std::size_t l0 = 0, l1 = 0, c0 = 0, c1 = 0, w = 0;
     std::size_t padded() const { return (c1 - c0 + V - 1) / V * V; }
-    std::size_t width() const { return (l1 - l0) * padded(); }
+    std::size_t width() const { return w; }
   };
 
   // The solve of `program` (rows: the indices of axis `axis`) on this rank's block `extent` of a
   // tensor whose axis is cut into blocks at `offsets` (rank q holds rows [offsets[q], offsets[q + 1])),
-  // in at most `chunks` chunks; nothing where it would not pipeline (make_split_substitution), where
-  // a rank holds no row, or where a message would exceed MPI's int counts. The same answer on
-  // every rank (the program, the offsets and the extents of the other axes are). Without
-  // `buffers`, for printing only: nothing is allocated, and it must not run.
+  // in at most `chunks` chunks: ranges of the index over the axes before `cut` (the split axis,
+  // or on the last one the axis before it) where there are that many, else columns (never on the
+  // last axis); nothing where it would not
+  // pipeline (make_split_substitution), where a rank holds no row, where a message would exceed
+  // MPI's int counts, or, on the last axis, where a rank would send rows before its first turn.
+  // The same answer on every rank (the program, the offsets and the extents of the other axes
+  // are). Without `buffers`, for printing only: nothing is allocated, and it must not run.
   static std::optional<split_solve> make(std::shared_ptr<const row_program<T>> program,
                                          const std::vector<std::size_t>& offsets, std::size_t rank,
                                          const shape_t& extent, std::size_t axis, std::size_t chunks,
-                                         bool buffers = true) {
+                                         bool buffers = true, std::size_t cut = std::size_t(-1)) {
     for (std::size_t q = 0; q + 1 < offsets.size(); ++q)
       if (offsets[q + 1] <= offsets[q]) return std::nullopt;
     auto share = make_split_substitution(*program, offsets, rank);
     if (!share) return std::nullopt;
     split_solve s;
+    s.m_last = axis + 1 == extent.size();
+    s.m_cut = s.m_last ? std::min(cut, axis) : axis;
+    if (s.m_last && s.m_cut == 0) return std::nullopt;
+    if (s.m_last)
+      for (const split_transfer& t : share->transfers)
+        if (t.from < 0) return std::nullopt;
     s.m_program = std::move(program);
     s.m_share = std::move(*share);
+    s.m_extent = extent;
     s.m_rows = extent[axis];
     for (std::size_t k = 0; k < axis; ++k) s.m_slabs *= extent[k];
     for (std::size_t k = axis + 1; k < extent.size(); ++k) s.m_columns *= extent[k];
+    for (std::size_t k = 0; k < s.m_cut; ++k) s.m_units *= extent[k];
+    s.m_unit_lines = s.m_slabs / std::max<std::size_t>(1, s.m_units);
     s.cut(std::max<std::size_t>(1, chunks));
     if (!s.count_sends()) return std::nullopt;
     s.allocate(buffers);
     return s;
+  }
+
+  // The setup lines of the attached plans (their factors, shared by every chunk's plan).
+  std::vector<factor_setup> attached_setup() const {
+    return m_attached.empty() ? std::vector<factor_setup>{} : m_attached.front()->description().setup;
+  }
+
+  // Whether a mode can run chunk by chunk (attach): the split axis is the last one, and the
+  // chunks are ranges of slabs of the axis before it.
+  bool attachable() const noexcept { return m_last && m_by_units && m_cut + 1 == m_extent.size() - 1; }
+
+  // The extent of chunk c's part of the block: the units before `cut` as one axis (cut - 1), 1
+  // before it.
+  shape_t chunk_extent(const chunk& c) const {
+    shape_t e = m_extent;
+    for (std::size_t k = 0; k + 1 < m_cut; ++k) e[k] = 1;
+    e[m_cut - 1] = c.l1 - c.l0;
+    return e;
+  }
+
+  // The mode run chunk by chunk before the rank's first turn on each chunk (attachable()):
+  // make(e) returns a host plan of it on a chunk's extent e (chunk_extent), one per distinct
+  // extent. Planned by the caller so that the result is the serial host's in the printed order
+  // of modes.
+  template <class Make>
+  void attach(Make&& make) {
+    std::vector<std::unique_ptr<host_plan<T>>>& plans = m_attached;
+    std::vector<shape_t> extents;
+    m_chunk_plan.clear();
+    for (const chunk& c : m_chunks) {
+      const shape_t e = chunk_extent(c);
+      const auto at = std::find(extents.begin(), extents.end(), e);
+      m_chunk_plan.push_back(std::size_t(at - extents.begin()));
+      if (at == extents.end()) {
+        extents.push_back(e);
+        plans.push_back(make(e));
+        m_workspace_bytes += double(plans.back()->description().workspace_bytes);
+      }
+    }
   }
 
   // The ranks along the axis, ranked by their index on it (collective creation is the caller's).
@@ -85,6 +148,10 @@ public:
       T* strip = m_strips[i].data();
       const chunk& ch = m_chunks[c];
       const std::size_t w = ch.width();
+      if (i == 0 && !m_attached.empty()) {
+        T* slabs = x + ch.l0 * m_unit_lines * m_rows;
+        m_attached[m_chunk_plan[c]]->run(slabs, slabs);
+      }
       for (std::size_t t = 0; t < m_share.transfers.size(); ++t) {
         const split_transfer& tr = m_share.transfers[t];
         if (tr.to != part.segment) continue;
@@ -92,11 +159,13 @@ public:
                            m_comm, MPI_STATUS_IGNORE),
                   "MPI_Recv");
       }
-      for (const split_run<T>& r : part.runs) {
+      if (m_last) {
+        run_strips(part, c, x, strip, i == 0, i + 1 == m_share.parts.size());
+      } else for (const split_run<T>& r : part.runs) {
         if (r.on_strip) {
-          for (std::size_t k = 0; k < r.own_rows.size(); ++k) move_row(x, r.own_rows[k], ch, strip + r.strip_rows[k] * w, true);
+          for (std::size_t k = 0; k < r.own_rows.size(); ++k) move_row(x, r.own_rows[k], c, strip + r.strip_rows[k] * w, true);
           host_plan<T>::solve_rows(r.program, strip, w / V, w);
-          for (std::size_t k = 0; k < r.own_rows.size(); ++k) move_row(x, r.own_rows[k], ch, strip + r.strip_rows[k] * w, false);
+          for (std::size_t k = 0; k < r.own_rows.size(); ++k) move_row(x, r.own_rows[k], c, strip + r.strip_rows[k] * w, false);
         } else {
           for (std::size_t l = ch.l0; l < ch.l1; ++l) in_place(r.program, x + l * m_rows * m_columns, ch);
         }
@@ -112,7 +181,8 @@ public:
   double sent_bytes() const noexcept { return m_sent_bytes; }
   std::size_t most_messages() const noexcept { return m_most_messages; }
   double most_sent_bytes() const noexcept { return m_most_sent_bytes; }
-  // Buffers of this rank: the strips, the tail strip and the messages sent (bytes).
+  // Buffers of this rank: the strips, the tail strip, the panels, the messages sent and the
+  // attached plans' workspace (bytes).
   double workspace_bytes() const noexcept { return m_workspace_bytes; }
   // Memory traffic of the copies around the kernels: rows gathered into strips and put back, and
   // rows copied into messages (read and write).
@@ -121,17 +191,35 @@ public:
 private:
   split_solve() = default;
 
-  // The chunks: up to `count` ranges of slabs; where there are fewer slabs, ranges of the columns
-  // in blocks of V (the last one ending at the last column).
+  // The chunks: up to `count` ranges of units (on the last axis always: ranges of slabs, or of
+  // whole strips of V lines where a unit is a line, so that few lines are padding); where there
+  // are fewer units, ranges of the columns in blocks of V (the last one ending at the last
+  // column).
   void cut(std::size_t count) {
     // Message tags are transfer * chunks + chunk: within the smallest MPI_TAG_UB MPI allows.
     count = std::max<std::size_t>(1, std::min(count, 32767 / std::max<std::size_t>(1, m_share.transfers.size())));
-    if (m_slabs >= count) {
-      for (std::size_t c = 0; c < count; ++c) m_chunks.push_back({m_slabs * c / count, m_slabs * (c + 1) / count, 0, m_columns});
+    if (m_last) {
+      m_by_units = true;
+      const std::size_t step = m_unit_lines == 1 ? V : 1, blocks = (m_units + step - 1) / step, k = std::min(count, blocks);
+      for (std::size_t c = 0; c < k; ++c) {
+        chunk ch{blocks * c / k * step, std::min(m_units, blocks * (c + 1) / k * step), 0, 1, 0};
+        ch.w = ((ch.l1 - ch.l0) * m_unit_lines + V - 1) / V * V;
+        m_chunks.push_back(ch);
+      }
+    } else if (m_units >= count) {
+      m_by_units = true;
+      for (std::size_t c = 0; c < count; ++c) {
+        chunk ch{m_units * c / count, m_units * (c + 1) / count, 0, m_columns, 0};
+        ch.w = (ch.l1 - ch.l0) * ch.padded();
+        m_chunks.push_back(ch);
+      }
     } else {
       const std::size_t blocks = (m_columns + V - 1) / V, k = std::min(count, blocks);
-      for (std::size_t c = 0; c < k; ++c)
-        m_chunks.push_back({0, m_slabs, blocks * c / k * V, std::min(m_columns, blocks * (c + 1) / k * V)});
+      for (std::size_t c = 0; c < k; ++c) {
+        chunk ch{0, m_units, blocks * c / k * V, std::min(m_columns, blocks * (c + 1) / k * V), 0};
+        ch.w = m_slabs * ch.padded();
+        m_chunks.push_back(ch);
+      }
     }
     m_order = m_share.order(m_chunks.size());
   }
@@ -175,7 +263,11 @@ private:
       for (std::size_t c = 0; c < m_chunks.size(); ++c)
         buffer(m_outbox[t * m_chunks.size() + c], m_share.transfers[t].rows.size() * m_chunks[c].width());
     }
-    buffer(m_tail, m_rows * V);
+    buffer(m_tail, m_last ? 0 : m_rows * V);
+    if (m_last && !m_share.parts.empty()) {  // a panel per chunk between the rank's first and last turn on it
+      m_panels.resize(m_share.parts.back().segment - m_share.parts.front().segment + 1);
+      for (std::vector<T>& p : m_panels) buffer(p, m_rows * widest);
+    }
     m_copy_bytes = 2.0 * copied * double(m_slabs * m_columns * sizeof(T));
     m_workspace_bytes = values * sizeof(T);
   }
@@ -183,9 +275,18 @@ private:
   int tag(std::size_t transfer, std::size_t c) const { return int(transfer * m_chunks.size() + c); }
 
   // Row g (a global index on the axis, this rank's) of chunk c: gathered into a strip's row, or
-  // put back from it.
-  void move_row(T* x, index_t g, const chunk& c, T* strip_row, bool gather) const {
+  // put back from it; on the last axis, from or into the chunk's panel.
+  void move_row(T* x, index_t g, std::size_t chunk_index, T* strip_row, bool gather) const {
+    const chunk& c = m_chunks[chunk_index];
     const std::size_t w = c.c1 - c.c0, first = m_share.offsets[m_share.rank];
+    if (m_last) {
+      T* row = panel_of(chunk_index) + (std::size_t(g) - first) * V;
+      for (std::size_t j = 0; j < c.width() / V; ++j) {
+        if (gather) std::copy_n(row + j * m_rows * V, V, strip_row + j * V);
+        else std::copy_n(strip_row + j * V, V, row + j * m_rows * V);
+      }
+      return;
+    }
     for (std::size_t l = c.l0; l < c.l1; ++l) {
       T* row = x + (l * m_rows + (std::size_t(g) - first)) * m_columns + c.c0;
       T* s = strip_row + (l - c.l0) * c.padded();
@@ -201,7 +302,7 @@ private:
       if (tr.sender != m_share.rank || tr.from != from) continue;
       std::vector<T>& box = m_outbox[t * m_chunks.size() + c];
       const std::size_t w = m_chunks[c].width();
-      for (std::size_t i = 0; i < tr.rows.size(); ++i) move_row(x, tr.rows[i], m_chunks[c], box.data() + i * w, true);
+      for (std::size_t i = 0; i < tr.rows.size(); ++i) move_row(x, tr.rows[i], c, box.data() + i * w, true);
       m_requests.emplace_back();
       check_mpi(MPI_Isend(box.data(), int(box.size() * sizeof(T)), MPI_BYTE, int(m_share.segments[tr.to].owner), tag(t, c),
                           m_comm, &m_requests.back()),
@@ -221,13 +322,57 @@ private:
     for (std::size_t i = 0; i < m_rows; ++i) std::copy_n(m_tail.data() + i * V, w, slab + i * m_columns + rest);
   }
 
+  T* panel_of(std::size_t c) const { return const_cast<T*>(m_panels[c % m_panels.size()].data()); }
+
+  // A turn on the last axis, two strips (2V lines) at a time, in L1 through their transposes and
+  // runs: on the rank's first turn on the chunk they are transposed in from x first, on its last
+  // one out into x after; between turns they wait in the chunk's panel.
+  void run_strips(const split_part<T>& part, std::size_t c, T* x, T* strip, bool first_turn, bool last_turn) {
+    const chunk& ch = m_chunks[c];
+    const std::size_t w = ch.width(), first = m_share.offsets[m_share.rank];
+    const std::size_t line0 = ch.l0 * m_unit_lines, lines = (ch.l1 - ch.l0) * m_unit_lines;
+    const std::size_t strips = w / V;
+    const panel_walk<T> walk{1, m_rows, 1, 1};
+    T* panel = panel_of(c);
+    for (std::size_t j = 0; j < strips; j += 2) {
+      const std::size_t k = std::min<std::size_t>(2, strips - j);
+      T* s = panel + j * m_rows * V;
+      if (first_turn)
+        for (std::size_t q = 0; q < k; ++q)
+          walk.template move_strip<true>(line0 + (j + q) * V, std::min(V, lines - (j + q) * V), x, nullptr, s + q * m_rows * V);
+      for (const split_run<T>& r : part.runs) {
+        if (!r.on_strip) {
+          host_plan<T>::solve_blocks(r.program, s, k, V, m_rows * V);
+          continue;
+        }
+        for (std::size_t i = 0; i < r.own_rows.size(); ++i)
+          for (std::size_t q = 0; q < k; ++q)
+            std::copy_n(s + q * m_rows * V + (std::size_t(r.own_rows[i]) - first) * V, V, strip + r.strip_rows[i] * w + (j + q) * V);
+        host_plan<T>::solve_rows(r.program, strip + j * V, k, w);
+        for (std::size_t i = 0; i < r.own_rows.size(); ++i)
+          for (std::size_t q = 0; q < k; ++q)
+            std::copy_n(strip + r.strip_rows[i] * w + (j + q) * V, V, s + q * m_rows * V + (std::size_t(r.own_rows[i]) - first) * V);
+      }
+      if (last_turn)
+        for (std::size_t q = 0; q < k; ++q)
+          walk.template move_strip<false>(line0 + (j + q) * V, std::min(V, lines - (j + q) * V), nullptr, x, s + q * m_rows * V);
+    }
+  }
+
   std::shared_ptr<const row_program<T>> m_program;  // keeps what the pieces were cut from
   split_substitution<T> m_share;
+  shape_t m_extent;
+  bool m_last = false, m_by_units = false;
+  std::size_t m_cut = 0, m_units = 1;  // chunks are ranges of the m_units indices over the axes before m_cut
+  std::size_t m_unit_lines = 1;       // lines of the axes before the split one per unit
   std::size_t m_rows = 0, m_slabs = 1, m_columns = 1;
   std::vector<chunk> m_chunks;
   std::vector<std::pair<std::size_t, std::size_t>> m_order;
   std::vector<std::vector<T>> m_strips, m_outbox;
   std::vector<T> m_tail;
+  std::vector<std::vector<T>> m_panels;  // last axis: a ring of chunks' panels
+  std::vector<std::unique_ptr<host_plan<T>>> m_attached;  // the attached mode, per distinct chunk extent
+  std::vector<std::size_t> m_chunk_plan;                  // per chunk: its attached plan
   std::vector<MPI_Request> m_requests;
   MPI_Comm m_comm = MPI_COMM_NULL;
   std::size_t m_messages = 0, m_most_messages = 0;
