@@ -718,7 +718,8 @@ private:
     const std::size_t D = extent.size();
     for (const factor_view<T>& f : d.factors)
       if (f.kind == factor_kind::diagonal) return {};
-    if (axis + 1 != D || axis < 2 || product(shape_t(extent.begin(), extent.begin() + long(axis - 1))) < chunks) return {};
+    if (axis + 1 != D || axis < 2 || product(extent) == 0) return {};  // an empty block: no solve across ranks
+    if (product(shape_t(extent.begin(), extent.begin() + long(axis - 1))) < chunks) return {};
     const std::vector<std::size_t>& solved = m_phases[0].modes;
     std::vector<std::size_t> modes;
     for (const std::size_t k : solved)
