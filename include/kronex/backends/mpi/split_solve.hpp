@@ -103,7 +103,7 @@ public:
 
   // Whether a mode can run chunk by chunk (attach): the split axis is the last one, and the
   // chunks are ranges of slabs of the axis before it.
-  bool attachable() const noexcept { return m_last && m_by_units && m_cut + 1 == m_extent.size() - 1; }
+  bool attachable() const noexcept { return m_last && m_cut + 1 == m_extent.size() - 1; }
 
   // The extent of chunk c's part of the block: the units before `cut` as one axis (cut - 1), 1
   // before it.
@@ -199,7 +199,6 @@ private:
     // Message tags are transfer * chunks + chunk: within the smallest MPI_TAG_UB MPI allows.
     count = std::max<std::size_t>(1, std::min(count, 32767 / std::max<std::size_t>(1, m_share.transfers.size())));
     if (m_last) {
-      m_by_units = true;
       const std::size_t step = m_unit_lines == 1 ? V : 1, blocks = (m_units + step - 1) / step, k = std::min(count, blocks);
       for (std::size_t c = 0; c < k; ++c) {
         chunk ch{blocks * c / k * step, std::min(m_units, blocks * (c + 1) / k * step), 0, 1, 0};
@@ -207,7 +206,6 @@ private:
         m_chunks.push_back(ch);
       }
     } else if (m_units >= count) {
-      m_by_units = true;
       for (std::size_t c = 0; c < count; ++c) {
         chunk ch{m_units * c / count, m_units * (c + 1) / count, 0, m_columns, 0};
         ch.w = (ch.l1 - ch.l0) * ch.padded();
@@ -362,7 +360,7 @@ private:
   std::shared_ptr<const row_program<T>> m_program;  // keeps what the pieces were cut from
   split_substitution<T> m_share;
   shape_t m_extent;
-  bool m_last = false, m_by_units = false;
+  bool m_last = false;
   std::size_t m_cut = 0, m_units = 1;  // chunks are ranges of the m_units indices over the axes before m_cut
   std::size_t m_unit_lines = 1;       // lines of the axes before the split one per unit
   std::size_t m_rows = 0, m_slabs = 1, m_columns = 1;
