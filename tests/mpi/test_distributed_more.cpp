@@ -51,6 +51,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -1160,6 +1161,31 @@ BOOST_AUTO_TEST_CASE(halo_bytes_and_where_it_applies) {
     const xt::xtensor<T, 4> b_one = random_tensor<T, 4>({3, 2, 2, 1});
     const auto bo = distribute(b_one, {1, 1, 1, P});
     BOOST_TEST(block_error(kronex::compile(L1.inverse(), bo)(bo), xt::xtensor<T, 4>(L1.solve(b_one))) <= 1e-12);
+  }
+  // A chunk's transfer of 4000 to 8000 bytes goes as two messages (Open MPI sends each at once),
+  // a larger one whole: 3 rows of 200 lines (padded to 13 strips of 16 doubles: 4992 bytes) in
+  // two messages, of 400 lines (9600 bytes) in one; the run counts what it hands MPI.
+  using case_w = std::tuple<std::size_t, std::size_t, std::size_t>;  // lines, padded, messages
+  for (const auto& [lines_w, padded, parts] : {case_w{200, 208, 2}, case_w{400, 400, 1}}) {
+    const auto W = kronex::kron(band<T>(2, 1, 1, boundary::clamped), band<T>(lines_w, 1, 1, boundary::clamped),
+                                band<T>(40 * p, 3, 3, boundary::clamped));
+    const xt::xtensor<T, 3> b_w = random_tensor<T, 3>({2, lines_w, 40 * p});
+    const auto bw = distribute(b_w, {1, 1, P});
+    auto wide = kronex::compile(W.inverse(), bw);
+    const auto& st = wide.plan().steps;
+    BOOST_TEST_REQUIRE(st.size() == 4u, wide);
+    const auto* halo_w = std::get_if<kronex::exchange_step>(&st[3]);
+    BOOST_TEST_REQUIRE((halo_w && halo_w->how == kronex::exchange_step::method::halo), wide);
+    const std::size_t transfers = P > 2 ? 2 : 1;  // a middle rank sends both ways
+    BOOST_TEST(halo_w->chunks == 2u, wide);
+    BOOST_TEST(halo_w->messages == parts * transfers * 2, wide);
+    BOOST_TEST(halo_w->message_bytes == double(transfers * 2 * 3 * padded * sizeof(T)), wide);
+    auto xw = kronex::distributed_tensor<T, 3>::like(bw);
+    const auto timed = wide.time_steps(bw, xw);
+    BOOST_TEST_REQUIRE(timed.size() == 2u);
+    BOOST_TEST(kronex_test::max_over_ranks(double(timed[1].messages)) == double(halo_w->messages));
+    BOOST_TEST(kronex_test::max_over_ranks(timed[1].sent_bytes) == halo_w->message_bytes);
+    BOOST_TEST(block_error(xw, xt::xtensor<T, 3>(W.solve(b_w))) <= 1e-12);
   }
   const auto folded = band<T>(65 + p, 1, 1, boundary::periodic);
   BOOST_TEST(!applies(kronex::kron(folded, B, C).inverse(), distribute(random_tensor<T, 3>({65 + p, 4, 16}), {P, 1, 1}),

@@ -369,6 +369,12 @@ public:
   // Program p in place on `blocks` strips of V columns, rows `stride` apart, strips `gap` apart
   // (run_solve_blocks: the last mode's gathered strips, two chains in flight).
   static void solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride, std::size_t gap);
+  // Program p in place on a slab in cache, n rows of R values, R apart (a fused pair's first
+  // mode): the slab is in cache, so the program runs on its rows in blocks of V columns
+  // (run_solve_blocks), no gather needed. When all rows start at the same offset in a cache
+  // line, the blocks start on a line (cache_aligned.hpp says why); the columns before the first
+  // block and after the last go through `strip` (n * V values), zero-padded.
+  static void solve_slab(const row_program<T>& p, T* slab, std::size_t n, std::size_t R, T* strip);
 
   // x = plan(b) on C-order arrays of shape(); x may equal b.
   void run(const T* b, T* x);
@@ -679,26 +685,14 @@ private:
   }
 
   // The substitution of step s on a group of g slabs (each n x R, R > 1) from src, in place in
-  // dst (src is copied there first unless equal): the group is in cache, so its program runs on
-  // the rows, R apart, in blocks of V columns (run_solve_blocks): no gather is needed. When all
-  // rows start at the same offset in a cache line, the blocks start on a line (cache_aligned.hpp
-  // says why); the columns before the first block and after the last go through a zero-padded
-  // strip.
+  // dst (src is copied there first unless equal), slab by slab (solve_slab).
   template <class Src>
   void solve_slabs(std::size_t s, std::size_t g, std::size_t n, std::size_t R, const Src& src, T* dst,
                    std::size_t thread) {
     const auto& p = *m_programs[m_payload[s]];
     read_values(src, 0, g * n * R, dst);
-    prefetch_stream none;
     T* strip = m_panels.data() + thread * m_panel_stride;
-    for (std::size_t l = 0; l < g; ++l) {
-      T* slab = dst + l * n * R;
-      const std::size_t head = columns_before_cache_line(slab, R);
-      const std::size_t blocks = (R - head) / V, rest = head + blocks * V, tail = R - rest;
-      run_solve_blocks(p, slab + head, blocks, R, V, none);
-      // head + tail <= V: a row is whole lines when head > 0, and V values are two lines.
-      if (head + tail > 0) solve_through_strip(p, slab, n, R, {{0, head}, {rest, tail}}, strip);
-    }
+    for (std::size_t l = 0; l < g; ++l) solve_slab(p, dst + l * n * R, n, R, strip);
   }
 
   // Program p on columns [c, c + w) of each range of the n rows of a slab (R apart), gathered
@@ -963,6 +957,16 @@ template <class T>
 void host_plan<T>::solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride, std::size_t gap) {
   prefetch_stream none;
   run_solve_blocks(p, base, blocks, stride, gap, none);
+}
+
+template <class T>
+void host_plan<T>::solve_slab(const row_program<T>& p, T* slab, std::size_t n, std::size_t R, T* strip) {
+  prefetch_stream none;
+  const std::size_t head = columns_before_cache_line(slab, R);
+  const std::size_t blocks = (R - head) / V, rest = head + blocks * V, tail = R - rest;
+  run_solve_blocks(p, slab + head, blocks, R, V, none);
+  // head + tail <= V: a row is whole lines when head > 0, and V values are two lines.
+  if (head + tail > 0) solve_through_strip(p, slab, n, R, {{0, head}, {rest, tail}}, strip);
 }
 
 template <class T>

@@ -308,8 +308,7 @@ private:
     }
     if (m_split) {  // every rank takes part, whatever failed before (x is then unspecified anyway)
       m_split->run(x);
-      m_sent_messages = m_split->messages();
-      m_sent_bytes = m_split->sent_bytes();
+      std::tie(m_sent_messages, m_sent_bytes) = m_split->last_sent();
       timed(m_split_step_index, 2 + m_split_before.size(), true);
     }
     failure.run([&] { m_ranks.synchronize(); });
@@ -737,25 +736,23 @@ private:
     return modes;
   }
 
-  // Runs `modes` chunk by chunk before the solve across ranks: host plans of them on each chunk's
-  // part of the block, by substitution on one thread, sharing the factors; phase 0 no longer
-  // solves them. Their printed steps are those of the rank's whole block, fused with the solve
-  // across ranks: as in a fused pair, the block is moved once, read by the first and written by
-  // the solve across ranks (a block's bytes each).
+  // Runs the mode of `modes` (the axis before the split last one) chunk by chunk before the solve
+  // across ranks: its substitution, from a host plan of one line, on each chunk's slabs; phase 0
+  // no longer solves it. Its printed step is that of the rank's whole block, fused with the
+  // solve across ranks: as in a fused pair, the block is moved once, read by the first and
+  // written by the solve across ranks (a block's bytes each).
   void attach_modes(const operator_desc<T>& d, const std::vector<std::size_t>& modes, const shape_t& extent) {
     operator_desc<T> only = modes_alone(d, modes, extent);
     only.options.solves = solve_method::substitution;
     only.options.threads = 1;
-    if (!only.options.store) only.options.store = std::make_shared<factor_store>();
     plan_description p = host_plan<T>::explain(only, extent);
     if (!m_explaining) {
-      m_split->attach([&](const shape_t& e) {
-        operator_desc<T> on_chunk = only;  // the identities take the chunk's extents
-        for (std::size_t j = 0; j < e.size(); ++j)
-          if (on_chunk.factors[j].kind == factor_kind::identity) on_chunk.factors[j].n = e[j];
-        return std::make_unique<host_plan<T>>(on_chunk, e);
-      });
-      p.setup = m_split->attached_setup();
+      const std::size_t k = modes.front();
+      shape_t line(extent.size(), 1);
+      line[k] = extent[k];
+      const host_plan<T> one(modes_alone(only, modes, line), line);
+      m_split->attach(one.solve_program_of(0));
+      p.setup = one.description().setup;
     }
     m_split_factor_bytes += p.factor_bytes;
     const double block = double(product(extent) * sizeof(T));

@@ -22,9 +22,11 @@
 // multiple of V (on the last axis: the chunk's lines, padded to a multiple of V).
 //
 // On the last axis, the mode of the axis before it (solved before it) can run chunk by chunk too
-// (attach()): on each chunk's slabs right before the rank's first turn on them, by a host plan of
-// that mode on the chunk's part of the block, so that the chunk is read from memory once for
-// both. A chunk is then a range of the index over the axes before `cut` (that mode's axis).
+// (attach()): on each chunk's slabs, in place and in cache, right before the rank's first turn on
+// them (host_plan::solve_slab, as the host's fused pairs run it), so that the chunk is read from
+// memory once for both. A chunk is then a range of the index over the axes before `cut` (that
+// mode's axis).
+
 #include <algorithm>
 #include <climits>
 #include <cstddef>
@@ -96,43 +98,18 @@ public:
     return s;
   }
 
-  // The setup lines of the attached plans (their factors, shared by every chunk's plan).
-  std::vector<factor_setup> attached_setup() const {
-    return m_attached.empty() ? std::vector<factor_setup>{} : m_attached.front()->description().setup;
-  }
-
   // Whether a mode can run chunk by chunk (attach): the split axis is the last one, and the
   // chunks are ranges of slabs of the axis before it.
   bool attachable() const noexcept { return m_last && m_cut + 1 == m_extent.size() - 1; }
 
-  // The extent of chunk c's part of the block: the units before `cut` as one axis (cut - 1), 1
-  // before it.
-  shape_t chunk_extent(const chunk& c) const {
-    shape_t e = m_extent;
-    for (std::size_t k = 0; k + 1 < m_cut; ++k) e[k] = 1;
-    e[m_cut - 1] = c.l1 - c.l0;
-    return e;
-  }
-
-  // The mode run chunk by chunk before the rank's first turn on each chunk (attachable()):
-  // make(e) returns a host plan of it on a chunk's extent e (chunk_extent), one per distinct
-  // extent. Planned by the caller so that the result is the serial host's in the printed order
-  // of modes.
-  template <class Make>
-  void attach(Make&& make) {
-    std::vector<std::unique_ptr<host_plan<T>>>& plans = m_attached;
-    std::vector<shape_t> extents;
-    m_chunk_plan.clear();
-    for (const chunk& c : m_chunks) {
-      const shape_t e = chunk_extent(c);
-      const auto at = std::find(extents.begin(), extents.end(), e);
-      m_chunk_plan.push_back(std::size_t(at - extents.begin()));
-      if (at == extents.end()) {
-        extents.push_back(e);
-        plans.push_back(make(e));
-        m_workspace_bytes += double(plans.back()->description().workspace_bytes);
-      }
-    }
+  // The mode of the axis before the split one, run chunk by chunk before the rank's first turn
+  // on each chunk (attachable()): `program` (its substitution, as the host would run it on the
+  // whole block; the caller's choice, so that the result is the serial host's in the printed
+  // order of modes) on each slab of the chunk, whose rows are that axis's indices.
+  void attach(std::shared_ptr<const row_program<T>> program) {
+    m_attached = std::move(program);
+    m_tail.assign(m_unit_lines * V, T(0));
+    m_workspace_bytes += double(m_tail.size() * sizeof(T));
   }
 
   // The ranks along the axis, ranked by their index on it (collective creation is the caller's).
@@ -142,22 +119,24 @@ public:
   // over the axis's ranks; nothing here throws but MPI.
   void run(T* x) {
     m_requests.clear();
+    m_sent = {0, 0.0};
     for (std::size_t c = 0; c < m_chunks.size(); ++c) send(-1, c, x);
     for (const auto& [i, c] : m_order) {
       const split_part<T>& part = m_share.parts[i];
       T* strip = m_strips[i].data();
       const chunk& ch = m_chunks[c];
       const std::size_t w = ch.width();
-      if (i == 0 && !m_attached.empty()) {
-        T* slabs = x + ch.l0 * m_unit_lines * m_rows;
-        m_attached[m_chunk_plan[c]]->run(slabs, slabs);
-      }
+      if (i == 0 && m_attached)
+        for (std::size_t l = ch.l0; l < ch.l1; ++l)
+          host_plan<T>::solve_slab(*m_attached, x + l * m_unit_lines * m_rows, m_unit_lines, m_rows, m_tail.data());
       for (std::size_t t = 0; t < m_share.transfers.size(); ++t) {
         const split_transfer& tr = m_share.transfers[t];
         if (tr.to != part.segment) continue;
-        check_mpi(MPI_Recv(strip + tr.at * w, int(tr.rows.size() * w * sizeof(T)), MPI_BYTE, int(tr.sender), tag(t, c),
-                           m_comm, MPI_STATUS_IGNORE),
-                  "MPI_Recv");
+        const std::size_t values = tr.rows.size() * w, k = pieces(values);
+        for (std::size_t j = 0; j < k; ++j)
+          check_mpi(MPI_Recv(strip + tr.at * w + values * j / k, int((values * (j + 1) / k - values * j / k) * sizeof(T)),
+                             MPI_BYTE, int(tr.sender), tag(t, c), m_comm, MPI_STATUS_IGNORE),
+                    "MPI_Recv");
       }
       if (m_last) {
         run_strips(part, c, x, strip, i == 0, i + 1 == m_share.parts.size());
@@ -176,9 +155,9 @@ public:
   }
 
   const std::vector<chunk>& chunks() const noexcept { return m_chunks; }
-  // What one run hands MPI: this rank's messages and bytes, and the most of any rank's.
-  std::size_t messages() const noexcept { return m_messages; }
-  double sent_bytes() const noexcept { return m_sent_bytes; }
+  // What the last run handed MPI: this rank's messages and bytes (counted as they went).
+  std::pair<std::size_t, double> last_sent() const noexcept { return m_sent; }
+  // What one run hands MPI, predicted: the most messages and bytes of any rank.
   std::size_t most_messages() const noexcept { return m_most_messages; }
   double most_sent_bytes() const noexcept { return m_most_sent_bytes; }
   // Buffers of this rank: the strips, the tail strip, the panels, the messages sent and the
@@ -222,8 +201,8 @@ private:
     m_order = m_share.order(m_chunks.size());
   }
 
-  // Every rank's messages and bytes per run (the transfers are the same list on every rank, and
-  // so are the chunks); false where one message would exceed an int count of bytes.
+  // The most messages and bytes any rank sends per run (the transfers are the same list on every
+  // rank, and so are the chunks); false where one message would exceed an int count of bytes.
   bool count_sends() {
     std::vector<std::size_t> messages(m_share.ranks(), 0);
     std::vector<double> bytes(m_share.ranks(), 0.0);
@@ -231,11 +210,9 @@ private:
       for (const chunk& c : m_chunks) {
         const double b = double(t.rows.size() * c.width() * sizeof(T));
         if (b > double(INT_MAX)) return false;
-        ++messages[t.sender];
+        messages[t.sender] += pieces(t.rows.size() * c.width());
         bytes[t.sender] += b;
       }
-    m_messages = messages[m_share.rank];
-    m_sent_bytes = bytes[m_share.rank];
     m_most_messages = *std::max_element(messages.begin(), messages.end());
     m_most_sent_bytes = *std::max_element(bytes.begin(), bytes.end());
     return true;
@@ -270,6 +247,18 @@ private:
     m_workspace_bytes = values * sizeof(T);
   }
 
+  // The messages a transfer of `values` values goes in. Open MPI sends a message of up to 4 KB
+  // at once (its shared-memory transport's default eager limit, header included); a larger one
+  // waits for a rendezvous, a handshake that a sender busy with its next chunk answers late
+  // (measured, performance.md). A transfer of up to twice that goes as two messages of
+  // consecutive values under one tag (MPI keeps their order); a larger one, whole (four pieces
+  // of a 12 kB transfer measured no faster).
+  static std::size_t pieces(std::size_t values) {
+    constexpr std::size_t eager_bytes = 4000, most = 2;
+    const std::size_t k = (values * sizeof(T) + eager_bytes - 1) / eager_bytes;
+    return k >= 1 && k <= most ? k : 1;
+  }
+
   int tag(std::size_t transfer, std::size_t c) const { return int(transfer * m_chunks.size() + c); }
 
   // Row g (a global index on the axis, this rank's) of chunk c: gathered into a strip's row, or
@@ -301,10 +290,16 @@ private:
       std::vector<T>& box = m_outbox[t * m_chunks.size() + c];
       const std::size_t w = m_chunks[c].width();
       for (std::size_t i = 0; i < tr.rows.size(); ++i) move_row(x, tr.rows[i], c, box.data() + i * w, true);
-      m_requests.emplace_back();
-      check_mpi(MPI_Isend(box.data(), int(box.size() * sizeof(T)), MPI_BYTE, int(m_share.segments[tr.to].owner), tag(t, c),
-                          m_comm, &m_requests.back()),
-                "MPI_Isend");
+      const std::size_t values = box.size(), k = pieces(values);
+      for (std::size_t j = 0; j < k; ++j) {
+        const std::size_t bytes = (values * (j + 1) / k - values * j / k) * sizeof(T);
+        m_requests.emplace_back();
+        check_mpi(MPI_Isend(box.data() + values * j / k, int(bytes), MPI_BYTE, int(m_share.segments[tr.to].owner),
+                            tag(t, c), m_comm, &m_requests.back()),
+                  "MPI_Isend");
+        ++m_sent.first;
+        m_sent.second += double(bytes);
+      }
     }
   }
 
@@ -367,14 +362,14 @@ private:
   std::vector<chunk> m_chunks;
   std::vector<std::pair<std::size_t, std::size_t>> m_order;
   std::vector<std::vector<T>> m_strips, m_outbox;
-  std::vector<T> m_tail;
+  std::vector<T> m_tail;  // a strip of V columns: those beyond the blocks (the attached mode's: also before)
   std::vector<std::vector<T>> m_panels;  // last axis: a ring of chunks' panels
-  std::vector<std::unique_ptr<host_plan<T>>> m_attached;  // the attached mode, per distinct chunk extent
-  std::vector<std::size_t> m_chunk_plan;                  // per chunk: its attached plan
+  std::shared_ptr<const row_program<T>> m_attached;  // the attached mode's substitution
   std::vector<MPI_Request> m_requests;
   MPI_Comm m_comm = MPI_COMM_NULL;
-  std::size_t m_messages = 0, m_most_messages = 0;
-  double m_sent_bytes = 0, m_most_sent_bytes = 0, m_workspace_bytes = 0, m_copy_bytes = 0;
+  std::size_t m_most_messages = 0;
+  std::pair<std::size_t, double> m_sent{0, 0.0};
+  double m_most_sent_bytes = 0, m_workspace_bytes = 0, m_copy_bytes = 0;
 };
 
 } // namespace kronex::detail
