@@ -367,8 +367,10 @@ public:
   // whatever the caller's compiler flags).
   static void solve_rows(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride);
   // Program p in place on `blocks` strips of V columns, rows `stride` apart, strips `gap` apart
-  // (run_solve_blocks: the last mode's gathered strips, two chains in flight).
-  static void solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride, std::size_t gap);
+  // (run_solve_blocks: the last mode's gathered strips, two chains in flight); each operation
+  // prefetches the next lines of `ahead` where given (what the caller reads next).
+  static void solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride, std::size_t gap,
+                           prefetch_stream* ahead = nullptr);
   // Program p in place on a slab in cache, n rows of R values, R apart (a fused pair's first
   // mode): the slab is in cache, so the program runs on its rows in blocks of V columns
   // (run_solve_blocks), no gather needed. When all rows start at the same offset in a cache
@@ -954,9 +956,10 @@ void host_plan<T>::solve_rows(const row_program<T>& p, T* base, std::size_t bloc
 }
 
 template <class T>
-void host_plan<T>::solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride, std::size_t gap) {
+void host_plan<T>::solve_blocks(const row_program<T>& p, T* base, std::size_t blocks, std::size_t stride, std::size_t gap,
+                                prefetch_stream* ahead) {
   prefetch_stream none;
-  run_solve_blocks(p, base, blocks, stride, gap, none);
+  run_solve_blocks(p, base, blocks, stride, gap, ahead ? *ahead : none);
 }
 
 template <class T>

@@ -129,6 +129,7 @@ public:
       if (i == 0 && m_attached)
         for (std::size_t l = ch.l0; l < ch.l1; ++l)
           host_plan<T>::solve_slab(*m_attached, x + l * m_unit_lines * m_rows, m_unit_lines, m_rows, m_tail.data());
+      if (i == 0 && m_last) m_ahead = next_chunk_stream(c, x);
       for (std::size_t t = 0; t < m_share.transfers.size(); ++t) {
         const split_transfer& tr = m_share.transfers[t];
         if (tr.to != part.segment) continue;
@@ -315,6 +316,17 @@ private:
     for (std::size_t i = 0; i < m_rows; ++i) std::copy_n(m_tail.data() + i * V, w, slab + i * m_columns + rest);
   }
 
+  // On the last axis, the lines of the chunk after c in x (contiguous), prefetched by the strip
+  // kernels' operations during the rank's turns until its first turn on that chunk: they run in
+  // L1, bound by the latency of their chains, while the next chunk's first pass (the attached
+  // mode, or the transposes) would otherwise wait for memory. Measured, performance.md.
+  prefetch_stream next_chunk_stream(std::size_t c, const T* x) const {
+    if (c + 1 >= m_chunks.size()) return {};
+    const chunk& n = m_chunks[c + 1];
+    const T* at = x + n.l0 * m_unit_lines * m_rows;
+    return contiguous_stream(at, at, (n.l1 - n.l0) * m_unit_lines * m_rows);
+  }
+
   T* panel_of(std::size_t c) const { return const_cast<T*>(m_panels[c % m_panels.size()].data()); }
 
   // A turn on the last axis, two strips (2V lines) at a time, in L1 through their transposes and
@@ -335,7 +347,7 @@ private:
           walk.template move_strip<true>(line0 + (j + q) * V, std::min(V, lines - (j + q) * V), x, nullptr, s + q * m_rows * V);
       for (const split_run<T>& r : part.runs) {
         if (!r.on_strip) {
-          host_plan<T>::solve_blocks(r.program, s, k, V, m_rows * V);
+          host_plan<T>::solve_blocks(r.program, s, k, V, m_rows * V, &m_ahead);
           continue;
         }
         for (std::size_t i = 0; i < r.own_rows.size(); ++i)
@@ -365,6 +377,7 @@ private:
   std::vector<T> m_tail;  // a strip of V columns: those beyond the blocks (the attached mode's: also before)
   std::vector<std::vector<T>> m_panels;  // last axis: a ring of chunks' panels
   std::shared_ptr<const row_program<T>> m_attached;  // the attached mode's substitution
+  prefetch_stream m_ahead;  // last axis: the next chunk's lines, fetched while the strips are solved
   std::vector<MPI_Request> m_requests;
   MPI_Comm m_comm = MPI_COMM_NULL;
   std::size_t m_most_messages = 0;
