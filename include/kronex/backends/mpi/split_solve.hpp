@@ -161,8 +161,8 @@ public:
   // What one run hands MPI, predicted: the most messages and bytes of any rank.
   std::size_t most_messages() const noexcept { return m_most_messages; }
   double most_sent_bytes() const noexcept { return m_most_sent_bytes; }
-  // Buffers of this rank: the strips, the tail strip, the panels, the messages sent and the
-  // attached plans' workspace (bytes).
+  // Buffers of this rank: the strips, the tail strip (on the last axis, the attached mode's), the
+  // panels and the messages sent (bytes).
   double workspace_bytes() const noexcept { return m_workspace_bytes; }
   // Memory traffic of the copies around the kernels: rows gathered into strips and put back, and
   // rows copied into messages (read and write).
