@@ -622,7 +622,7 @@ private:
   // plan starts and ends in the input layout; the substitution pipelines (no swap between two
   // ranks' rows, no band wrapping around the axis); and its halo is smaller than a block. On a
   // split last axis, the mode the host would solve before it on the axis before it runs chunk
-  // by chunk with it (attached_modes). Sets m_split, its printed steps and its setup lines. The
+  // by chunk with it (attached_mode). Sets m_split, its printed steps and its setup lines. The
   // factor is factored here, in explain() too: whether the solve pipelines depends on its pivots
   // (explain() then prints the estimates and allocates nothing). The same decision on every rank.
   void plan_split(const operator_desc<T>& d, const std::vector<int>& grid) {
@@ -654,19 +654,19 @@ private:
     offsets.push_back(m_global[axis]);
     const box mine = input.block(grid, m_comm->coords());
     std::size_t chunks = d.options.exchange_chunks;
-    const std::vector<std::size_t> attached = attached_modes(d, axis, mine.extent, std::max<std::size_t>(chunks, 1));
+    const std::size_t attached = attached_mode(d, axis, mine.extent, std::max<std::size_t>(chunks, 1));
     // Where a mode is attached, a chunk per slab of the axis before the split one (the smaller
     // the chunk, the more of it stays in cache between its turns: measured, performance.md), or
     // per few slabs where one holds fewer lines than a strip (the rest of a strip is padding,
     // sent in the halo too); else the default.
-    if (chunks == 0 && attached.empty()) chunks = distributed_split_chunks;
+    if (chunks == 0 && attached == npos) chunks = distributed_split_chunks;
     if (chunks == 0) {
       const std::size_t slabs = product(shape_t(mine.extent.begin(), mine.extent.begin() + long(axis - 1)));
       const std::size_t lines = mine.extent[axis - 1], per = (strip_width<T> + lines - 1) / lines;
       chunks = std::max<std::size_t>(1, slabs / per);
     }
     m_split = split_solve<T>::make(one.solve_program_of(0), offsets, std::size_t(m_comm->coords()[axis]), mine.extent,
-                                   axis, chunks, !m_explaining, attached.empty() ? axis : axis - 1);
+                                   axis, chunks, !m_explaining, attached == npos ? axis : attached);
     // Worth it only where the halo is smaller than a block (the largest, the grid's first
     // rank's): the exchanges send about two. Small blocks of a wide band (a periodic one's
     // corners reach every rank) can send more in their halo than in the exchanges.
@@ -690,7 +690,7 @@ private:
     m_split_setup.back().second.result += "  (across ranks)";
     m_split_factor_bytes = setup.factor_bytes;
     m_split_before.clear();
-    if (!attached.empty() && m_split->attachable()) attach_modes(d, attached, mine.extent);
+    if (attached != npos) attach_mode(d, attached, mine.extent);
     exchange_step& h = m_split_exchange;
     h = exchange_step{};
     h.how = exchange_step::method::halo;
@@ -705,52 +705,46 @@ private:
   }
 
   // The mode that can run chunk by chunk with the solve across ranks of `axis` on this rank's
-  // block `extent`, before it (the host's order of modes): on a split last axis, that of the
-  // axis before it, where phase 0 would solve it by substitution (the same bits run chunk by
+  // block `extent`, before it (the host's order of modes), or npos: on a split last axis, that of
+  // the axis before it, where phase 0 would solve it by substitution (the same bits run chunk by
   // chunk), with enough slabs before it for `chunks` chunks, and no diagonal factor anywhere
   // (the scales keep their place before the modes). Modes after a split axis that is not the
   // last could run chunk by chunk after it the same way, but measured slower than in a pass of
   // their own (performance.md). The same answer on every rank (the extents of the other axes
   // are the same).
-  std::vector<std::size_t> attached_modes(const operator_desc<T>& d, std::size_t axis, const shape_t& extent,
-                                          std::size_t chunks) const {
+  std::size_t attached_mode(const operator_desc<T>& d, std::size_t axis, const shape_t& extent, std::size_t chunks) const {
     const std::size_t D = extent.size();
     for (const factor_view<T>& f : d.factors)
-      if (f.kind == factor_kind::diagonal) return {};
-    if (axis + 1 != D || axis < 2 || product(extent) == 0) return {};  // an empty block: no solve across ranks
-    if (product(shape_t(extent.begin(), extent.begin() + long(axis - 1))) < chunks) return {};
+      if (f.kind == factor_kind::diagonal) return npos;
+    if (axis + 1 != D || axis < 2 || product(extent) == 0) return npos;  // an empty block: no solve across ranks
+    if (product(shape_t(extent.begin(), extent.begin() + long(axis - 1))) < chunks) return npos;
+    const std::size_t k = axis - 1;
     const std::vector<std::size_t>& solved = m_phases[0].modes;
-    std::vector<std::size_t> modes;
-    for (const std::size_t k : solved)
-      if (k == axis - 1) modes.push_back(k);
-    if (modes.empty()) return {};
+    if (std::find(solved.begin(), solved.end(), k) == solved.end()) return npos;
     std::vector<std::size_t> others;
-    for (const std::size_t k : solved)
-      if (k != axis) others.push_back(k);
+    for (const std::size_t j : solved)
+      if (j != axis) others.push_back(j);
     const plan_description p = host_plan<T>::explain(modes_alone(d, others, extent), extent);
-    for (const step& st : p.steps) {
-      if (kind_of(st) != step_kind::solve) continue;
-      const bool here = std::find(modes.begin(), modes.end(), step_info(st).mode) != modes.end();
-      if (here && !std::holds_alternative<lu_subst_step>(st)) return {};
-    }
-    return modes;
+    for (const step& st : p.steps)
+      if (kind_of(st) == step_kind::solve && step_info(st).mode == k && !std::holds_alternative<lu_subst_step>(st))
+        return npos;
+    return k;
   }
 
-  // Runs the mode of `modes` (the axis before the split last one) chunk by chunk before the solve
-  // across ranks: its substitution, from a host plan of one line, on each chunk's slabs; phase 0
-  // no longer solves it. Its printed step is that of the rank's whole block, fused with the
-  // solve across ranks: as in a fused pair, the block is moved once, read by the first and
-  // written by the solve across ranks (a block's bytes each).
-  void attach_modes(const operator_desc<T>& d, const std::vector<std::size_t>& modes, const shape_t& extent) {
-    operator_desc<T> only = modes_alone(d, modes, extent);
+  // Runs mode k (the axis before the split last one) chunk by chunk before the solve across
+  // ranks: its substitution, from a host plan of one line, on each chunk's slabs; phase 0 no
+  // longer solves it. Its printed step is that of the rank's whole block, fused with the solve
+  // across ranks: as in a fused pair, the block is moved once, read by the first and written by
+  // the solve across ranks (a block's bytes each).
+  void attach_mode(const operator_desc<T>& d, std::size_t k, const shape_t& extent) {
+    operator_desc<T> only = mode_alone(d, k, extent);
     only.options.solves = solve_method::substitution;
     only.options.threads = 1;
     plan_description p = host_plan<T>::explain(only, extent);
     if (!m_explaining) {
-      const std::size_t k = modes.front();
       shape_t line(extent.size(), 1);
       line[k] = extent[k];
-      const host_plan<T> one(modes_alone(only, modes, line), line);
+      const host_plan<T> one(mode_alone(only, k, line), line);
       m_split->attach(one.solve_program_of(0));
       p.setup = one.description().setup;
     }
@@ -765,12 +759,10 @@ private:
       l.fused_with_next = true;
       m_split_before.push_back(st);
     }
-    for (const std::size_t k : modes) {
-      m_split_setup.emplace_back(k, p.setup[k]);
-      m_split_setup.back().second.result += "  (with the solve across ranks)";
-      auto& solved = m_phases[0].modes;
-      solved.erase(std::find(solved.begin(), solved.end(), k));
-    }
+    m_split_setup.emplace_back(k, p.setup[k]);
+    m_split_setup.back().second.result += "  (with the solve across ranks)";
+    auto& solved = m_phases[0].modes;
+    solved.erase(std::find(solved.begin(), solved.end(), k));
   }
 
   // The operator of `modes` alone (identities of these extents elsewhere).

@@ -86,7 +86,6 @@ public:
         if (t.from < 0) return std::nullopt;
     s.m_program = std::move(program);
     s.m_share = std::move(*share);
-    s.m_extent = extent;
     s.m_rows = extent[axis];
     for (std::size_t k = 0; k < axis; ++k) s.m_slabs *= extent[k];
     for (std::size_t k = axis + 1; k < extent.size(); ++k) s.m_columns *= extent[k];
@@ -98,12 +97,8 @@ public:
     return s;
   }
 
-  // Whether a mode can run chunk by chunk (attach): the split axis is the last one, and the
-  // chunks are ranges of slabs of the axis before it.
-  bool attachable() const noexcept { return m_last && m_cut + 1 == m_extent.size() - 1; }
-
   // The mode of the axis before the split one, run chunk by chunk before the rank's first turn
-  // on each chunk (attachable()): `program` (its substitution, as the host would run it on the
+  // on each chunk (made with that axis as `cut`): `program` (its substitution, as the host would run it on the
   // whole block; the caller's choice, so that the result is the serial host's in the printed
   // order of modes) on each slab of the chunk, whose rows are that axis's indices.
   void attach(std::shared_ptr<const row_program<T>> program) {
@@ -268,11 +263,7 @@ private:
     const chunk& c = m_chunks[chunk_index];
     const std::size_t w = c.c1 - c.c0, first = m_share.offsets[m_share.rank];
     if (m_last) {
-      T* row = panel_of(chunk_index) + (std::size_t(g) - first) * V;
-      for (std::size_t j = 0; j < c.width() / V; ++j) {
-        if (gather) std::copy_n(row + j * m_rows * V, V, strip_row + j * V);
-        else std::copy_n(strip_row + j * V, V, row + j * m_rows * V);
-      }
+      move_panel_row(panel_of(chunk_index), std::size_t(g) - first, 0, c.width() / V, strip_row, gather);
       return;
     }
     for (std::size_t l = c.l0; l < c.l1; ++l) {
@@ -316,6 +307,16 @@ private:
     for (std::size_t i = 0; i < m_rows; ++i) std::copy_n(m_tail.data() + i * V, w, slab + i * m_columns + rest);
   }
 
+  // Row i of a chunk's panel, its strips [j0, j1) (V values each), gathered into a strip row
+  // (strip j's values at strip_row + j * V) or put back from it.
+  void move_panel_row(T* panel, std::size_t i, std::size_t j0, std::size_t j1, T* strip_row, bool gather) const {
+    for (std::size_t j = j0; j < j1; ++j) {
+      T* row = panel + (j * m_rows + i) * V;
+      if (gather) std::copy_n(row, V, strip_row + j * V);
+      else std::copy_n(strip_row + j * V, V, row);
+    }
+  }
+
   // On the last axis, the lines of the chunk after c in x (contiguous), prefetched by the strip
   // kernels' operations during the rank's turns until its first turn on that chunk: they run in
   // L1, bound by the latency of their chains, while the next chunk's first pass (the attached
@@ -351,12 +352,10 @@ private:
           continue;
         }
         for (std::size_t i = 0; i < r.own_rows.size(); ++i)
-          for (std::size_t q = 0; q < k; ++q)
-            std::copy_n(s + q * m_rows * V + (std::size_t(r.own_rows[i]) - first) * V, V, strip + r.strip_rows[i] * w + (j + q) * V);
+          move_panel_row(panel, std::size_t(r.own_rows[i]) - first, j, j + k, strip + r.strip_rows[i] * w, true);
         host_plan<T>::solve_rows(r.program, strip + j * V, k, w);
         for (std::size_t i = 0; i < r.own_rows.size(); ++i)
-          for (std::size_t q = 0; q < k; ++q)
-            std::copy_n(strip + r.strip_rows[i] * w + (j + q) * V, V, s + q * m_rows * V + (std::size_t(r.own_rows[i]) - first) * V);
+          move_panel_row(panel, std::size_t(r.own_rows[i]) - first, j, j + k, strip + r.strip_rows[i] * w, false);
       }
       if (last_turn)
         for (std::size_t q = 0; q < k; ++q)
@@ -366,7 +365,6 @@ private:
 
   std::shared_ptr<const row_program<T>> m_program;  // keeps what the pieces were cut from
   split_substitution<T> m_share;
-  shape_t m_extent;
   bool m_last = false;
   std::size_t m_cut = 0, m_units = 1;  // chunks are ranges of the m_units indices over the axes before m_cut
   std::size_t m_unit_lines = 1;       // lines of the axes before the split one per unit
