@@ -435,8 +435,9 @@ BOOST_AUTO_TEST_CASE(row_sweeps) {
                              {202, 40, 130}, "(202,40,130) identity between", 2);
 }
 
-// When the panel walks stay: more than one thread, a tensor under 8 MiB, rows over 64 KiB, and a
-// last mode that is not the step after mode 0.
+// When the panel walks stay: more than one thread, a tensor under 8 MiB, rows over an eighth of
+// a core's L2 (64 KiB at least; row_sweep_max_row_bytes), and a last mode that is not the step
+// after mode 0.
 BOOST_AUTO_TEST_CASE(row_sweeps_only_where_they_pay) {
   using kronex::gallery::bspline_mass;
   const auto interleaved = [](const auto& K, std::array<std::size_t, 2> shape, std::size_t threads) {
@@ -452,7 +453,11 @@ BOOST_AUTO_TEST_CASE(row_sweeps_only_where_they_pay) {
   BOOST_TEST(!interleaved(kronex::kron(M(1024), M(1024)), {1024, 1024}, 2));      // two threads
   BOOST_TEST(!interleaved(kronex::kron(M(1023), M(1024)), {1023, 1024}, 1));      // under 8 MiB
   BOOST_TEST(interleaved(kronex::kron(M(130), M(8192)), {130, 8192}, 1));         // rows of 64 KiB
-  BOOST_TEST(!interleaved(kronex::kron(M(130), M(8200)), {130, 8200}, 1));        // rows over 64 KiB
+  const std::size_t most = kronex::detail::row_sweep_max_row_bytes() / sizeof(double);
+  BOOST_TEST_MESSAGE("rows swept up to " << most << " doubles (L2 " << kronex::detail::level2_cache_bytes() << " bytes)");
+  BOOST_TEST(most * sizeof(double) >= kronex::detail::level2_cache_bytes() / 8);
+  BOOST_TEST(interleaved(kronex::kron(M(130), M(most)), {130, most}, 1));         // rows at the limit
+  BOOST_TEST(!interleaved(kronex::kron(M(130), M(most + 8)), {130, most + 8}, 1));  // rows over it
   kronex::compile_options o;
   o.threads = 1;
   o.solves = kronex::solve_method::substitution;

@@ -217,7 +217,7 @@ void sweep_rows(host_blueprint<T>& bp) {
     if (!a || !b || bp.slab_group[s] > 0 || (s > 0 && bp.slab_group[s - 1] > 0)) continue;
     const std::size_t n = a->view[1], R = a->view[2];
     const bool shape = a->view[0] == 1 && b->view[2] == 1 && b->mode > a->mode && b->view[0] * b->view[1] == n * R;
-    if (!shape || R < V || R * sizeof(T) > row_sweep_max_row_bytes || n * R * sizeof(T) < row_sweep_min_bytes) continue;
+    if (!shape || R < V || R * sizeof(T) > row_sweep_max_row_bytes() || n * R * sizeof(T) < row_sweep_min_bytes) continue;
     if (bp.threads > 1) {
       std::swap(bp.steps[s], bp.steps[s + 1]);
     } else {

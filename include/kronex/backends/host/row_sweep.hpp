@@ -15,13 +15,34 @@
 #include <type_traits>
 #include <vector>
 
+#if __has_include(<unistd.h>)
+#include <unistd.h>
+#endif
+
 #include "row_program.hpp"
 
 namespace kronex::detail {
 
+// One core's level-2 cache in bytes, as the system reports it (512 KiB where it does not).
+inline std::size_t level2_cache_bytes() {
+  static const std::size_t bytes = [] {
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+    const long b = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (b > 0) return std::size_t(b);
+#endif
+    return std::size_t(512) << 10;
+  }();
+  return bytes;
+}
+
 // Rows of at most this many bytes are swept: an operation of a band of half-width p touches
-// p + 1 rows, which then stay in L2 (512 KB on the machines measured).
-inline constexpr std::size_t row_sweep_max_row_bytes = std::size_t(64) << 10;
+// p + 1 rows and the sweep prefetches two more, which then stay in L2 when a row is an eighth of
+// it. At least 64 KiB, the limit measured on machines of 512 KiB; on an Intel Xeon VM of 2 MiB,
+// rows of 147 KB swept took modes 0 and 2 of (192,96,192) doubles from 12.3-12.7 ms to 9.4-9.8
+// (docs/performance.md, "Row sweeps of rows up to an eighth of L2").
+inline std::size_t row_sweep_max_row_bytes() {
+  return std::max(std::size_t(64) << 10, level2_cache_bytes() / 8);
+}
 
 // Tensors of fewer bytes keep the panel walks, which were as fast or faster for tensors that a
 // last-level cache can hold: on an AMD EPYC with AVX-512 (one thread, p = 3, clamped and periodic,
