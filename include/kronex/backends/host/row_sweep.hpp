@@ -39,9 +39,11 @@ inline std::size_t level2_cache_bytes() {
 // p + 1 rows and the sweep prefetches two more, which then stay in L2 when a row is an eighth of
 // it. At least 64 KiB, the limit measured on machines of 512 KiB; on an Intel Xeon VM of 2 MiB,
 // rows of 147 KB swept took modes 0 and 2 of (192,96,192) doubles from 12.3-12.7 ms to 9.4-9.8
-// (docs/performance.md, "Row sweeps of rows up to an eighth of L2").
+// (docs/performance.md, "Row sweeps of rows up to an eighth of L2"). At most 256 KiB, the
+// longest rows measured: a sweep whose rows miss the cache reads each from memory p + 1 times,
+// and a system may report a cache shared by several cores as one core's.
 inline std::size_t row_sweep_max_row_bytes() {
-  return std::max(std::size_t(64) << 10, level2_cache_bytes() / 8);
+  return std::clamp(level2_cache_bytes() / 8, std::size_t(64) << 10, std::size_t(256) << 10);
 }
 
 // Tensors of fewer bytes keep the panel walks, which were as fast or faster for tensors that a
