@@ -98,9 +98,9 @@ public:
   }
 
   // The mode of the axis before the split one, run chunk by chunk before the rank's first turn
-  // on each chunk (made with that axis as `cut`): `program` (its substitution, as the host would run it on the
-  // whole block; the caller's choice, so that the result is the serial host's in the printed
-  // order of modes) on each slab of the chunk, whose rows are that axis's indices.
+  // on each chunk (made with that axis as `cut`): `program` (its substitution, as the host would
+  // run it on the whole block; the caller's choice, so that the result is the serial host's in
+  // the printed order of modes) on each slab of the chunk, whose rows are that axis's indices.
   void attach(std::shared_ptr<const row_program<T>> program) {
     m_attached = std::move(program);
     m_tail.assign(m_unit_lines * V, T(0));
