@@ -32,6 +32,7 @@
 #include "../../plan/factor_store.hpp"
 #include "../../plan/operator_desc.hpp"
 #include "../../plan/plan.hpp"
+#include "../host/cache_aligned.hpp"
 #include "../host/host_plan.hpp"
 #include "exchange_schedule.hpp"
 #include "mpi_support.hpp"
@@ -59,7 +60,7 @@ namespace kronex::detail {
 template <class T>
 struct host_ranks {
   using local_plan = host_plan<T>;
-  using buffer = std::vector<T>;
+  using buffer = cache_aligned_vector<T>;  // the local plans' kernels run in it (cache_aligned.hpp says why)
   static constexpr const char* name = "host";
   static constexpr bool counts_transfers = false;
   bool staged = false;  // exchanges never need staging on the host

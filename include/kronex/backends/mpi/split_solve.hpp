@@ -38,6 +38,7 @@
 #include <mpi.h>
 
 #include "../../core/error.hpp"
+#include "../host/cache_aligned.hpp"
 #include "../host/host_plan.hpp"
 #include "../host/tiles.hpp"  // panel_walk::move_strip
 #include "mpi_support.hpp"
@@ -218,7 +219,7 @@ private:
     std::size_t widest = 0;
     for (const chunk& c : m_chunks) widest = std::max(widest, c.width());
     double copied = 0, values = 0;  // rows copied per run; the buffers' values (allocated or not)
-    const auto buffer = [&](std::vector<T>& b, std::size_t size) {
+    const auto buffer = [&](cache_aligned_vector<T>& b, std::size_t size) {
       values += double(size);
       if (buffers) b.assign(size, T(0));
     };
@@ -237,7 +238,7 @@ private:
     buffer(m_tail, m_last ? 0 : m_rows * V);
     if (m_last && !m_share.parts.empty()) {  // a panel per chunk between the rank's first and last turn on it
       m_panels.resize(m_share.parts.back().segment - m_share.parts.front().segment + 1);
-      for (std::vector<T>& p : m_panels) buffer(p, m_rows * widest);
+      for (cache_aligned_vector<T>& p : m_panels) buffer(p, m_rows * widest);
     }
     m_copy_bytes = 2.0 * copied * double(m_slabs * m_columns * sizeof(T));
     m_workspace_bytes = values * sizeof(T);
@@ -279,7 +280,7 @@ private:
     for (std::size_t t = 0; t < m_share.transfers.size(); ++t) {
       const split_transfer& tr = m_share.transfers[t];
       if (tr.sender != m_share.rank || tr.from != from) continue;
-      std::vector<T>& box = m_outbox[t * m_chunks.size() + c];
+      cache_aligned_vector<T>& box = m_outbox[t * m_chunks.size() + c];
       const std::size_t w = m_chunks[c].width();
       for (std::size_t i = 0; i < tr.rows.size(); ++i) move_row(x, tr.rows[i], c, box.data() + i * w, true);
       const std::size_t values = box.size(), k = pieces(values);
@@ -371,9 +372,10 @@ private:
   std::size_t m_rows = 0, m_slabs = 1, m_columns = 1;
   std::vector<chunk> m_chunks;
   std::vector<std::pair<std::size_t, std::size_t>> m_order;
-  std::vector<std::vector<T>> m_strips, m_outbox;
-  std::vector<T> m_tail;  // a strip of V columns: those beyond the blocks (the attached mode's: also before)
-  std::vector<std::vector<T>> m_panels;  // last axis: a ring of chunks' panels
+  // On cache lines, as the host plans' work buffers (cache_aligned.hpp says why).
+  std::vector<cache_aligned_vector<T>> m_strips, m_outbox;
+  cache_aligned_vector<T> m_tail;  // a strip of V columns: those beyond the blocks (the attached mode's: also before)
+  std::vector<cache_aligned_vector<T>> m_panels;  // last axis: a ring of chunks' panels
   std::shared_ptr<const row_program<T>> m_attached;  // the attached mode's substitution
   prefetch_stream m_ahead;  // last axis: the next chunk's lines, fetched while the strips are solved
   std::vector<MPI_Request> m_requests;
